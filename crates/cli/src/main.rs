@@ -1,0 +1,58 @@
+//! `cqlbench`: the thin command-line layer over the capability crates.
+//!
+//! Data flows one way: plan → cluster → load → results → report. Each subcommand lives in its own
+//! module under `cmd/` and only turns arguments into library calls and library results into output.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cqlbench",
+    version,
+    about = "Benchmark Apache Cassandra versions, JDKs and garbage collectors",
+    long_about = "Benchmark Apache Cassandra versions, JDKs and garbage collectors.\n\n\
+        cqlbench starts real local Cassandra clusters (any version on Maven Central, any JDK, any GC), drives \
+        them with open-loop, coordinated-omission-correct load, and analyses the nodes' GC logs.",
+    after_help = "Examples:\n  \
+        cqlbench cluster up --nodes 3 --gc shenandoah --heap 1G\n  \
+        cqlbench run BasicTimeSeries -d 1m --rate 2000\n  \
+        cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start, inspect, disturb and stop local Cassandra clusters
+    Cluster(cmd::cluster::ClusterArgs),
+    /// Run a workload at a fixed rate and measure the latency users feel
+    Run(Box<cmd::run::RunArgs>),
+    /// List the built-in workloads with their schema and parameters
+    Workloads(cmd::run::WorkloadsArgs),
+    /// Analyse JVM garbage collector logs
+    Gc(cmd::gc::GcArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Cluster(args) => cmd::cluster::execute(args),
+        Command::Run(args) => cmd::run::execute(*args),
+        Command::Workloads(args) => cmd::run::list_workloads(args),
+        Command::Gc(args) => cmd::gc::execute(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line, the whole cause chain, no backtrace: what an operator can act on.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! cqlbench-load
