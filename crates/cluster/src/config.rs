@@ -1,0 +1,155 @@
+//! cassandra.yaml and logback.xml, written per node and per version (the jars ship no `conf/`).
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use crate::version::CassandraVersion;
+
+/// What differs between nodes and clusters in cassandra.yaml.
+#[derive(Debug, Clone)]
+pub struct NodeConfig<'a> {
+    pub cluster_name: &'a str,
+    pub version: &'a CassandraVersion,
+    pub address: Ipv4Addr,
+    pub seed: Ipv4Addr,
+    pub storage_port: u16,
+    pub native_port: u16,
+    pub tokens: &'a [i64],
+    /// Seed 004's profile: small on-heap memtables, off-heap objects, tiny key cache.
+    pub memtable_heap_mib: Option<u64>,
+    pub key_cache_mib: Option<u64>,
+}
+
+/// Renders cassandra.yaml with the version's key names (4.0 only understands `*_in_ms`, `*_in_mb`).
+pub fn cassandra_yaml(config: &NodeConfig) -> String {
+    let old_keys = config.version.uses_old_yaml_keys();
+    let tokens = config
+        .tokens
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut yaml = format!(
+        r#"# Written by cqlbench for Cassandra {version}; regenerated on every start.
+cluster_name: '{cluster}'
+num_tokens: {num_tokens}
+initial_token: {tokens}
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+# A fresh cluster holds no data: nothing to stream, so nodes join without bootstrapping.
+auto_bootstrap: false
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "{seed}:{storage_port}"
+listen_address: {address}
+rpc_address: {address}
+storage_port: {storage_port}
+native_transport_port: {native_port}
+start_native_transport: true
+concurrent_reads: 32
+concurrent_writes: 32
+concurrent_counter_writes: 32
+commitlog_sync: periodic
+"#,
+        version = config.version,
+        cluster = config.cluster_name.replace('\'', "''"),
+        num_tokens = config.tokens.len(),
+        seed = config.seed,
+        address = config.address,
+        storage_port = config.storage_port,
+        native_port = config.native_port,
+    );
+    yaml.push_str(if old_keys {
+        "commitlog_sync_period_in_ms: 10000\n"
+    } else {
+        "commitlog_sync_period: 10000ms\n"
+    });
+    if let Some(mib) = config.memtable_heap_mib {
+        yaml.push_str(&if old_keys {
+            format!("memtable_heap_space_in_mb: {mib}\n")
+        } else {
+            format!("memtable_heap_space: {mib}MiB\n")
+        });
+        yaml.push_str("memtable_allocation_type: offheap_objects\n");
+    }
+    if let Some(mib) = config.key_cache_mib {
+        yaml.push_str(&if old_keys {
+            format!("key_cache_size_in_mb: {mib}\n")
+        } else {
+            format!("key_cache_size: {mib}MiB\n")
+        });
+    }
+    yaml
+}
+
+/// A plain file appender: system.log in the node's log directory, INFO and up.
+pub fn logback_xml(log_dir: &Path) -> String {
+    format!(
+        r#"<configuration scan="false">
+  <appender name="SYSTEMLOG" class="ch.qos.logback.core.FileAppender">
+    <file>{}/system.log</file>
+    <encoder>
+      <pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern>
+    </encoder>
+  </appender>
+  <root level="INFO">
+    <appender-ref ref="SYSTEMLOG" />
+  </root>
+</configuration>
+"#,
+        log_dir.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(version: &str, profile: bool) -> String {
+        let version = CassandraVersion::parse(version).unwrap();
+        cassandra_yaml(&NodeConfig {
+            cluster_name: "it's",
+            version: &version,
+            address: Ipv4Addr::new(127, 0, 1, 2),
+            seed: Ipv4Addr::new(127, 0, 1, 1),
+            storage_port: 7000,
+            native_port: 9042,
+            tokens: &[-9, 5],
+            memtable_heap_mib: profile.then_some(64),
+            key_cache_mib: profile.then_some(10),
+        })
+    }
+
+    #[test]
+    fn cassandra_40_gets_old_key_names() {
+        let yaml = render("4.0.19", true);
+        assert!(yaml.contains("commitlog_sync_period_in_ms: 10000\n"));
+        assert!(yaml.contains("memtable_heap_space_in_mb: 64\n"));
+        assert!(yaml.contains("key_cache_size_in_mb: 10\n"));
+        assert!(!yaml.contains("commitlog_sync_period: "));
+    }
+
+    #[test]
+    fn newer_versions_get_units_in_values() {
+        for version in ["4.1.10", "5.0.9", "6.0-alpha2"] {
+            let yaml = render(version, true);
+            assert!(
+                yaml.contains("commitlog_sync_period: 10000ms\n"),
+                "{version}"
+            );
+            assert!(yaml.contains("memtable_heap_space: 64MiB\n"), "{version}");
+            assert!(yaml.contains("key_cache_size: 10MiB\n"), "{version}");
+        }
+    }
+
+    #[test]
+    fn node_identity_and_tokens() {
+        let yaml = render("5.0.9", false);
+        assert!(yaml.contains("cluster_name: 'it''s'\n"));
+        assert!(yaml.contains("num_tokens: 2\ninitial_token: -9,5\n"));
+        assert!(yaml.contains("  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"127.0.1.1:7000\"\n"));
+        assert!(yaml.contains("listen_address: 127.0.1.2\nrpc_address: 127.0.1.2\n"));
+        assert!(!yaml.contains("memtable_heap_space"));
+    }
+}

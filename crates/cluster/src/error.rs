@@ -1,0 +1,123 @@
+//! Every way a cluster operation can fail, each with a message an operator can act on.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ClusterError {
+    #[error("unsupported Cassandra version {0:?}: cqlbench runs 4.0.x, 4.1.x, 5.0.x and 6.0.x (e.g. 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2)")]
+    UnsupportedVersion(String),
+
+    #[error("Cassandra {cassandra} is not supported on JDK {jdk}: use {working} (e.g. --jdk {suggestion}), or pass --force-jdk to try anyway")]
+    UnsupportedPair {
+        cassandra: String,
+        jdk: u32,
+        working: String,
+        suggestion: u32,
+    },
+
+    #[error("{0}")]
+    ImpossibleGc(String),
+
+    #[error("invalid option: {0}")]
+    InvalidSpec(String),
+
+    #[error("mvn was not found on PATH: cqlbench fetches Cassandra's jars with Maven (install it, e.g. `apt-get install maven`)")]
+    MvnMissing,
+
+    #[error("Cassandra {version} is not on Maven Central (no org.apache.cassandra:cassandra-all:{version}); known good: 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2")]
+    VersionNotOnMavenCentral { version: String },
+
+    #[error("mvn could not download Cassandra {version} (offline or no network?): {detail}")]
+    MvnOffline { version: String, detail: String },
+
+    #[error("mvn failed to fetch Cassandra {version}: {detail}")]
+    MvnFailed { version: String, detail: String },
+
+    #[error(
+        "no JDK {wanted} found (looked at JAVA_HOME, /usr/lib/jvm and {cache}; found: {found})"
+    )]
+    JdkNotFound {
+        wanted: String,
+        cache: PathBuf,
+        found: String,
+    },
+
+    #[error("installing JDK {major} with pip failed: {detail}")]
+    JdkInstallFailed { major: u32, detail: String },
+
+    #[error("{address}:{port} is already in use ({what}); stop whatever listens there or choose another --base-ip")]
+    PortInUse {
+        address: String,
+        port: u16,
+        what: &'static str,
+    },
+
+    #[error("node {node} ({address}) died during start-up; last log lines: {log_tail}")]
+    NodeDied {
+        node: usize,
+        address: String,
+        log_tail: String,
+    },
+
+    #[error("node {node} ({address}) was not ready after {seconds} s ({waiting_for}); last log lines: {log_tail}")]
+    StartTimeout {
+        node: usize,
+        address: String,
+        seconds: u64,
+        waiting_for: String,
+        log_tail: String,
+    },
+
+    #[error("no cluster named {0:?} (start one with `cqlbench cluster up --name {0}`)")]
+    NoSuchCluster(String),
+
+    #[error("cluster {name:?} has no node {node} (it has {count})")]
+    NoSuchNode {
+        name: String,
+        node: usize,
+        count: usize,
+    },
+
+    #[error("node {node} of cluster {name:?} is not running (start it with `cqlbench cluster start --name {name} --node {node}`)")]
+    NodeNotRunning { name: String, node: usize },
+
+    #[error("cluster {name:?} already exists with {existing}; `cqlbench cluster destroy --name {name}` first, or pick another --name")]
+    Conflict { name: String, existing: String },
+
+    #[error("cluster {name:?} is up with {existing}; `cqlbench cluster down --name {name}` first to change its settings")]
+    AlreadyUpDifferently { name: String, existing: String },
+
+    #[error("process {pid} did not exit after SIGKILL")]
+    StopFailed { pid: i32 },
+
+    #[error("CQL: {0}")]
+    Cql(String),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("cluster state file {path} is unreadable: {detail}")]
+    BadState { path: PathBuf, detail: String },
+}
+
+pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
+
+/// Attaches what we were doing to an I/O error, so the one-line message names the file.
+pub(crate) trait IoContext<T> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| ClusterError::Io {
+            context: context(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,764 @@
+//! Cluster operations: up, down, destroy, status, and the fault tools (pause, kill, start).
+//!
+//! All functions block until done. They use plain threads for waiting and a private thread with a
+//! small tokio runtime for each CQL check, so they may be called from inside an async runtime too
+//! (preferably via `spawn_blocking`, since they block).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config::{self, NodeConfig};
+use crate::cql;
+use crate::distribution::{self, Distribution};
+use crate::error::{ClusterError, IoContext, Result};
+use crate::gc;
+use crate::home::Home;
+use crate::jdk::{self, Jdk, JdkChoice};
+use crate::jvm::{self, NodeLaunch};
+use crate::process::{self, ProcessState};
+use crate::spec::{ClusterSpec, NATIVE_PORT, STORAGE_PORT};
+use crate::state::{ClusterState, NodeState};
+use crate::tokens;
+use crate::version::CassandraVersion;
+
+/// How long `down` lets Cassandra flush and exit after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+const CQL_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Starts the cluster described by `spec` (or finds it already up), and returns once every node
+/// answers CQL and sees all its peers. Safe to repeat: running nodes are kept, dead ones restarted.
+pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Result<ClusterState> {
+    let started = Instant::now();
+    spec.validate()?;
+    let version = spec.version()?;
+    // Everything that can be refused is refused before anything is fetched or started.
+    let wanted_major = wanted_jdk_major(spec, &version)?;
+    if !spec.force_jdk {
+        version.check_jdk(wanted_major)?;
+    }
+    gc::render(&spec.gc_settings(), wanted_major)?;
+
+    let previous = match ClusterState::load(home, &spec.name)? {
+        Some(mut previous) => {
+            previous.forget_dead_pids();
+            if let Some(ready) = reuse_or_refuse(&previous, spec, progress)? {
+                return Ok(ready);
+            }
+            Some(previous)
+        }
+        None => None,
+    };
+    let keep_pid = |index: usize| -> Option<i32> {
+        previous
+            .as_ref()
+            .and_then(|p| p.node(index).ok())
+            .and_then(|n| n.pid)
+    };
+    for index in 1..=spec.nodes {
+        if keep_pid(index).is_none() {
+            check_ports_free(spec.node_address(index))?;
+        }
+    }
+
+    let distribution = distribution::ensure(home, &version, progress)?;
+    let jdk = jdk::resolve(home, &spec.jdk, wanted_major, progress)?;
+    if !spec.force_jdk {
+        version.check_jdk(jdk.major)?;
+    }
+    let gc_flags = gc::render(&spec.gc_settings(), jdk.major)?;
+
+    let dir = home.cluster_dir(&spec.name);
+    std::fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
+    let mut state = ClusterState {
+        name: spec.name.clone(),
+        dir: dir.clone(),
+        spec: spec.clone(),
+        jdk: jdk.clone(),
+        nodes: Vec::new(),
+    };
+    for index in 1..=spec.nodes {
+        let mut node = plan_node(spec, &dir, index);
+        if let Some(pid) = keep_pid(index) {
+            let old = previous.as_ref().and_then(|p| p.node(index).ok());
+            node = old.cloned().unwrap_or(node);
+            node.pid = Some(pid);
+        }
+        state.nodes.push(node);
+    }
+
+    let to_start: Vec<usize> = state
+        .nodes
+        .iter()
+        .filter(|n| n.pid.is_none())
+        .map(|n| n.index)
+        .collect();
+    let launcher = Launcher {
+        spec,
+        version: &version,
+        distribution: &distribution,
+        jdk: &jdk,
+        gc_flags: &gc_flags,
+    };
+    let result = start_nodes(&mut state, &launcher, &to_start, started, progress);
+    if let Err(err) = result {
+        // No orphans: stop what this call started, keep nodes that were already running.
+        stop_nodes(&mut state, &to_start);
+        let _ = state.save();
+        return Err(err);
+    }
+    progress(&format!(
+        "cluster {} ready: {} node(s) in {:.1} s",
+        state.name,
+        state.nodes.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(state)
+}
+
+fn wanted_jdk_major(spec: &ClusterSpec, version: &CassandraVersion) -> Result<u32> {
+    Ok(match &spec.jdk {
+        JdkChoice::Auto => version.default_jdk(),
+        JdkChoice::Major(major) => *major,
+        JdkChoice::Path(path) => {
+            jdk::inspect(path)
+                .ok_or_else(|| ClusterError::JdkNotFound {
+                    wanted: path.display().to_string(),
+                    cache: PathBuf::from("(not searched: an explicit path was given)"),
+                    found: "no bin/java there".to_string(),
+                })?
+                .major
+        }
+    })
+}
+
+/// Compares an existing cluster with the wanted spec: returns it if it is already up as wanted,
+/// refuses if it is incompatible, or returns `None` to (re)start nodes on its data.
+fn reuse_or_refuse(
+    previous: &ClusterState,
+    spec: &ClusterSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<ClusterState>> {
+    let same_settings = {
+        let mut wanted = spec.clone();
+        wanted.start_timeout_secs = previous.spec.start_timeout_secs;
+        wanted == previous.spec
+    };
+    let any_running = previous.nodes.iter().any(|n| n.pid.is_some());
+    if !same_settings && any_running {
+        return Err(ClusterError::AlreadyUpDifferently {
+            name: spec.name.clone(),
+            existing: describe_spec(&previous.spec),
+        });
+    }
+    let same_data_layout = previous.spec.cassandra_version == spec.cassandra_version
+        && previous.spec.nodes == spec.nodes
+        && previous.spec.base_ip == spec.base_ip
+        && previous.spec.num_tokens == spec.num_tokens;
+    if !same_data_layout {
+        return Err(ClusterError::Conflict {
+            name: spec.name.clone(),
+            existing: describe_spec(&previous.spec),
+        });
+    }
+    if same_settings && previous.is_up() {
+        progress(&format!(
+            "cluster {} is already up ({})",
+            previous.name,
+            describe_spec(&previous.spec)
+        ));
+        previous.save()?;
+        return Ok(Some(previous.clone()));
+    }
+    Ok(None)
+}
+
+/// "3 nodes, Cassandra 5.0.9, G1, heap 1G".
+pub fn describe_spec(spec: &ClusterSpec) -> String {
+    format!(
+        "{} node{}, Cassandra {}, {}, heap {}",
+        spec.nodes,
+        if spec.nodes == 1 { "" } else { "s" },
+        spec.cassandra_version,
+        spec.gc,
+        cqlbench_units::format_jvm_size(spec.heap_bytes)
+    )
+}
+
+fn check_ports_free(address: Ipv4Addr) -> Result<()> {
+    for (port, what) in [(NATIVE_PORT, "CQL port"), (STORAGE_PORT, "storage port")] {
+        if process::port_in_use(address, port) {
+            return Err(ClusterError::PortInUse {
+                address: address.to_string(),
+                port,
+                what,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn plan_node(spec: &ClusterSpec, cluster_dir: &Path, index: usize) -> NodeState {
+    let dir = cluster_dir.join(format!("node{index}"));
+    let logs = dir.join("logs");
+    NodeState {
+        index,
+        address: spec.node_address(index),
+        native_port: NATIVE_PORT,
+        storage_port: STORAGE_PORT,
+        jmx_port: 0,
+        pid: None,
+        system_log: logs.join("system.log"),
+        stdout_log: logs.join("stdout.log"),
+        gc_log: logs.join("gc.log"),
+        dir,
+        tokens: tokens::node_tokens(index - 1, spec.nodes, spec.num_tokens),
+        jvm_args: Vec::new(),
+        effective_jvm_flags: Vec::new(),
+        effective_collector: None,
+    }
+}
+
+/// Everything needed to launch a node of this cluster.
+struct Launcher<'a> {
+    spec: &'a ClusterSpec,
+    version: &'a CassandraVersion,
+    distribution: &'a Distribution,
+    jdk: &'a Jdk,
+    gc_flags: &'a [String],
+}
+
+impl Launcher<'_> {
+    /// Writes the node's configuration and starts its JVM; records PID and arguments in `node`.
+    fn launch(&self, node: &mut NodeState) -> Result<()> {
+        let conf = node.dir.join("conf");
+        let logs = node.dir.join("logs");
+        let data = node.dir.join("data");
+        for dir in [&conf, &logs, &data, &node.dir.join("triggers")] {
+            std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
+        }
+        let yaml = config::cassandra_yaml(&NodeConfig {
+            cluster_name: &self.spec.name,
+            version: self.version,
+            address: node.address,
+            seed: self.spec.node_address(1),
+            storage_port: node.storage_port,
+            native_port: node.native_port,
+            tokens: &node.tokens,
+            memtable_heap_mib: self.spec.memtable_heap_mib(),
+            key_cache_mib: self.spec.key_cache_mib(),
+        });
+        write(&conf.join("cassandra.yaml"), &yaml)?;
+        write(&conf.join("logback.xml"), &config::logback_xml(&logs))?;
+        node.jmx_port = process::free_loopback_port()?;
+        let jamm = self.distribution.jamm_jar()?;
+        let classpath = self.distribution.classpath();
+        let launch = NodeLaunch {
+            node_dir: &node.dir,
+            conf_dir: &conf,
+            log_dir: &logs,
+            data_dir: &data,
+            gc_log: &node.gc_log,
+            jmx_port: node.jmx_port,
+            jamm_jar: &jamm,
+            classpath: &classpath,
+        };
+        node.jvm_args = jvm::node_args(&launch, self.jdk.major, self.gc_flags, &self.spec.jvm_opts);
+        node.effective_jvm_flags.clear();
+        node.effective_collector = None;
+        let mut header = format!(
+            "\n==== cqlbench starting node {} at {:?}\n",
+            node.index,
+            std::time::SystemTime::now()
+        );
+        header.push_str(&format!(
+            "{} {}\n",
+            self.jdk.java().display(),
+            node.jvm_args.join(" ")
+        ));
+        append(&node.stdout_log, &header)?;
+        node.pid = Some(process::spawn(
+            &self.jdk.java(),
+            &node.jvm_args,
+            &node.dir,
+            &node.stdout_log,
+        )?);
+        Ok(())
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).context(|| format!("writing {}", path.display()))
+}
+
+fn append(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .context(|| format!("writing {}", path.display()))
+}
+
+/// Seed node first (alone), then every other node in parallel; then waits until all see each other.
+fn start_nodes(
+    state: &mut ClusterState,
+    launcher: &Launcher,
+    to_start: &[usize],
+    started: Instant,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let timeout = Duration::from_secs(launcher.spec.start_timeout_secs);
+    let (seed, others): (Vec<usize>, Vec<usize>) = to_start.iter().partition(|&&i| i == 1);
+    if !seed.is_empty() {
+        progress(&format!(
+            "starting node 1 ({}): Cassandra {} on JDK {}, {}",
+            state.nodes[0].address,
+            launcher.version,
+            launcher.jdk.version,
+            launcher.gc_flags.join(" ")
+        ));
+        launcher.launch(state.node_mut(1)?)?;
+        state.save()?;
+        wait_ready(state, &[1], false, timeout)?;
+        progress(&format!(
+            "node 1 answers CQL after {:.1} s",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    if !others.is_empty() {
+        progress(&format!(
+            "starting node{} {} in parallel",
+            if others.len() == 1 { "" } else { "s" },
+            others
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for &index in &others {
+            launcher.launch(state.node_mut(index)?)?;
+        }
+        state.save()?;
+    }
+    let all: Vec<usize> = state.nodes.iter().map(|n| n.index).collect();
+    wait_ready(state, &all, true, timeout)?;
+    for &index in to_start {
+        record_effective_flags(state.node_mut(index)?, &launcher.jdk.jcmd());
+    }
+    state.save()
+}
+
+/// Waits until each node in `indices` answers CQL and (if `with_peers`) lists every other node of
+/// the cluster, with tokens, in `system.peers`. A node whose process dies fails at once with its log tail.
+fn wait_ready(
+    state: &ClusterState,
+    indices: &[usize],
+    with_peers: bool,
+    timeout: Duration,
+) -> Result<()> {
+    let started = Instant::now();
+    let mut pending: Vec<usize> = indices.to_vec();
+    let mut waiting_for = "CQL port".to_string();
+    while !pending.is_empty() {
+        let mut still_pending = Vec::new();
+        for &index in &pending {
+            let node = state.node(index)?;
+            if node.process_state() == ProcessState::Gone {
+                return Err(ClusterError::NodeDied {
+                    node: index,
+                    address: node.address.to_string(),
+                    log_tail: process::log_tail(&[&node.stdout_log, &node.system_log], 4),
+                });
+            }
+            match check_node(state, node, with_peers) {
+                Ok(()) => {}
+                Err(reason) => {
+                    waiting_for = reason;
+                    still_pending.push(index);
+                }
+            }
+        }
+        pending = still_pending;
+        if pending.is_empty() {
+            break;
+        }
+        if started.elapsed() >= timeout {
+            let node = state.node(pending[0])?;
+            return Err(ClusterError::StartTimeout {
+                node: node.index,
+                address: node.address.to_string(),
+                seconds: timeout.as_secs(),
+                waiting_for,
+                log_tail: process::log_tail(&[&node.system_log], 3),
+            });
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+    Ok(())
+}
+
+/// `Ok` when the node is ready; otherwise what it is still waiting for.
+fn check_node(
+    state: &ClusterState,
+    node: &NodeState,
+    with_peers: bool,
+) -> std::result::Result<(), String> {
+    let address = node.cql_address();
+    if !cql::port_open(address) {
+        return Err(format!("CQL port {address} not open yet"));
+    }
+    let view = cql::block_on(cql::node_view(address, CQL_CHECK_TIMEOUT))
+        .map_err(|e| format!("CQL not answering yet ({e})"))?;
+    if !with_peers {
+        return Ok(());
+    }
+    let missing: Vec<String> = state
+        .nodes
+        .iter()
+        .filter(|other| other.index != node.index)
+        .filter(|other| {
+            !view
+                .peers
+                .iter()
+                .any(|(peer, tokens)| *peer == IpAddr::V4(other.address) && !tokens.is_empty())
+        })
+        .map(|other| other.address.to_string())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "node {} does not see {} yet",
+            node.index,
+            missing.join(", ")
+        ))
+    }
+}
+
+/// Reads the flags the live JVM uses (`jcmd PID VM.flags`) into the node's state.
+fn record_effective_flags(node: &mut NodeState, jcmd: &Path) {
+    let Some(pid) = node.pid else { return };
+    let jcmd_program: PathBuf = if jcmd.is_file() {
+        jcmd.to_path_buf()
+    } else {
+        PathBuf::from("jcmd")
+    };
+    let Ok(output) = Command::new(jcmd_program)
+        .arg(pid.to_string())
+        .arg("VM.flags")
+        .output()
+    else {
+        return;
+    };
+    if !output.status.success() {
+        return;
+    }
+    let flags = parse_vm_flags(&String::from_utf8_lossy(&output.stdout));
+    node.effective_collector = collector_of(&flags);
+    node.effective_jvm_flags = flags;
+}
+
+/// `jcmd PID VM.flags` prints "PID:" then the flags separated by spaces.
+pub fn parse_vm_flags(output: &str) -> Vec<String> {
+    output
+        .split_whitespace()
+        .filter(|token| token.starts_with("-XX:") || token.starts_with("-X"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The collector a flag list selects, e.g. `UseShenandoahGC`, `UseZGC+ZGenerational`.
+pub fn collector_of(flags: &[String]) -> Option<String> {
+    const COLLECTORS: [&str; 6] = [
+        "UseG1GC",
+        "UseZGC",
+        "UseShenandoahGC",
+        "UseConcMarkSweepGC",
+        "UseParallelGC",
+        "UseSerialGC",
+    ];
+    let collector = COLLECTORS
+        .into_iter()
+        .find(|c| flags.iter().any(|f| f == &format!("-XX:+{c}")))?;
+    let generational = flags.iter().any(|f| f == "-XX:+ZGenerational");
+    Some(if collector == "UseZGC" && generational {
+        "UseZGC+ZGenerational".to_string()
+    } else {
+        collector.to_string()
+    })
+}
+
+/// Stops the given nodes (by PID), used to leave no orphan after a failed start.
+fn stop_nodes(state: &mut ClusterState, indices: &[usize]) {
+    let targets: Vec<(i32, PathBuf)> = state
+        .nodes
+        .iter()
+        .filter(|n| indices.contains(&n.index))
+        .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
+        .collect();
+    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
+    let _ = process::stop_all(&refs, Duration::from_secs(10));
+    for node in &mut state.nodes {
+        if indices.contains(&node.index) && !node.is_running() {
+            node.pid = None;
+        }
+    }
+}
+
+/// Stops every node of the cluster (SIGTERM, then SIGKILL after a grace period) and verifies
+/// that none of its processes is left. Safe to repeat.
+pub fn down(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Result<ClusterState> {
+    let mut state = ClusterState::load_existing(home, name)?;
+    let targets: Vec<(i32, PathBuf)> = state
+        .nodes
+        .iter()
+        .filter(|n| n.is_running())
+        .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
+        .collect();
+    if targets.is_empty() {
+        progress(&format!("cluster {name} is not running"));
+    } else {
+        progress(&format!(
+            "stopping {} node(s) of cluster {name} (PIDs {})",
+            targets.len(),
+            targets
+                .iter()
+                .map(|(p, _)| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
+    let stopped = process::stop_all(&refs, STOP_GRACE);
+    state.forget_dead_pids();
+    state.save()?;
+    stopped?;
+    Ok(state)
+}
+
+/// Stops the cluster and deletes its directory (data, logs, state). Returns false if there was none.
+pub fn destroy(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Result<bool> {
+    let dir = home.cluster_dir(name);
+    if ClusterState::load(home, name)?.is_some() {
+        down(home, name, progress)?;
+    } else if !dir.exists() {
+        return Ok(false);
+    }
+    std::fs::remove_dir_all(&dir).context(|| format!("deleting {}", dir.display()))?;
+    progress(&format!("deleted {}", dir.display()));
+    Ok(true)
+}
+
+fn running_node(state: &ClusterState, index: usize) -> Result<(i32, PathBuf)> {
+    let node = state.node(index)?;
+    match node.pid {
+        Some(pid) if node.is_running() => Ok((pid, node.dir.clone())),
+        _ => Err(ClusterError::NodeNotRunning {
+            name: state.name.clone(),
+            node: index,
+        }),
+    }
+}
+
+/// SIGSTOPs node `index`; with `duration`, SIGCONTs it again after that long (blocking meanwhile).
+pub fn pause_node(home: &Home, name: &str, index: usize, duration: Option<Duration>) -> Result<()> {
+    let state = ClusterState::load_existing(home, name)?;
+    let (pid, _) = running_node(&state, index)?;
+    process::signal(pid, libc::SIGSTOP);
+    if let Some(duration) = duration {
+        std::thread::sleep(duration);
+        process::signal(pid, libc::SIGCONT);
+    }
+    Ok(())
+}
+
+/// SIGCONTs a paused node.
+pub fn resume_node(home: &Home, name: &str, index: usize) -> Result<()> {
+    let state = ClusterState::load_existing(home, name)?;
+    let (pid, _) = running_node(&state, index)?;
+    process::signal(pid, libc::SIGCONT);
+    Ok(())
+}
+
+/// SIGKILLs node `index` (a crash, for fault tests) and waits until it is gone.
+pub fn kill_node(home: &Home, name: &str, index: usize) -> Result<()> {
+    let mut state = ClusterState::load_existing(home, name)?;
+    let (pid, dir) = running_node(&state, index)?;
+    process::kill(pid, &dir)?;
+    state.node_mut(index)?.pid = None;
+    state.save()
+}
+
+/// Starts node `index` again (after `kill` or a crash) with the cluster's settings, and waits
+/// until it answers CQL and sees its peers. Does nothing if it already runs.
+pub fn start_node(
+    home: &Home,
+    name: &str,
+    index: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ClusterState> {
+    let started = Instant::now();
+    let mut state = ClusterState::load_existing(home, name)?;
+    state.forget_dead_pids();
+    state.node(index)?;
+    if state.node(index)?.pid.is_some() {
+        progress(&format!(
+            "node {index} of cluster {name} is already running"
+        ));
+        return Ok(state);
+    }
+    check_ports_free(state.node(index)?.address)?;
+    let spec = state.spec.clone();
+    let version = spec.version()?;
+    let distribution = distribution::ensure(home, &version, progress)?;
+    let jdk = state.jdk.clone();
+    let gc_flags = gc::render(&spec.gc_settings(), jdk.major)?;
+    let launcher = Launcher {
+        spec: &spec,
+        version: &version,
+        distribution: &distribution,
+        jdk: &jdk,
+        gc_flags: &gc_flags,
+    };
+    progress(&format!("starting node {index} of cluster {name}"));
+    launcher.launch(state.node_mut(index)?)?;
+    state.save()?;
+    let timeout = Duration::from_secs(spec.start_timeout_secs);
+    if let Err(err) = wait_ready(&state, &[index], true, timeout) {
+        stop_nodes(&mut state, &[index]);
+        let _ = state.save();
+        return Err(err);
+    }
+    record_effective_flags(state.node_mut(index)?, &jdk.jcmd());
+    state.save()?;
+    progress(&format!(
+        "node {index} ready after {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(state)
+}
+
+/// One node as `cluster status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeStatus {
+    pub index: usize,
+    pub address: Ipv4Addr,
+    pub native_port: u16,
+    pub jmx_port: u16,
+    pub pid: Option<i32>,
+    /// "up", "paused" or "down".
+    pub process: &'static str,
+    pub answers_cql: bool,
+    /// Share of the token ring (0–100 %), from the live ring; `None` when no node answers.
+    pub ownership_percent: Option<f64>,
+    pub effective_collector: Option<String>,
+    pub gc_log: PathBuf,
+    pub system_log: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterStatus {
+    pub name: String,
+    pub cassandra_version: String,
+    pub jdk: String,
+    pub gc: String,
+    pub heap: String,
+    pub dir: PathBuf,
+    pub nodes: Vec<NodeStatus>,
+}
+
+/// Process state, CQL reachability and ring ownership of every node, read live.
+pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
+    let state = ClusterState::load_existing(home, name)?;
+    let mut ring: Option<Vec<(i64, usize)>> = None;
+    let mut nodes = Vec::new();
+    for node in &state.nodes {
+        let process_state = node.process_state();
+        let answers_cql =
+            process_state == ProcessState::Running && cql::port_open(node.cql_address()) && {
+                match cql::block_on(cql::node_view(node.cql_address(), CQL_CHECK_TIMEOUT)) {
+                    Ok(view) => {
+                        if ring.is_none() {
+                            ring = Some(ring_of(&state, node, &view));
+                        }
+                        true
+                    }
+                    Err(_) => false,
+                }
+            };
+        nodes.push(NodeStatus {
+            index: node.index,
+            address: node.address,
+            native_port: node.native_port,
+            jmx_port: node.jmx_port,
+            pid: node.pid.filter(|_| process_state != ProcessState::Gone),
+            process: match process_state {
+                ProcessState::Running => "up",
+                ProcessState::Stopped => "paused",
+                ProcessState::Gone => "down",
+            },
+            answers_cql,
+            ownership_percent: None,
+            effective_collector: node.effective_collector.clone(),
+            gc_log: node.gc_log.clone(),
+            system_log: node.system_log.clone(),
+        });
+    }
+    if let Some(ring) = ring {
+        let shares = tokens::ownership(&ring, state.nodes.len());
+        for (status, share) in nodes.iter_mut().zip(shares) {
+            status.ownership_percent = Some(share * 100.0);
+        }
+    }
+    Ok(ClusterStatus {
+        name: state.name.clone(),
+        cassandra_version: state.spec.cassandra_version.clone(),
+        jdk: state.jdk.version.clone(),
+        gc: state.spec.gc.to_string(),
+        heap: cqlbench_units::format_jvm_size(state.spec.heap_bytes),
+        dir: state.dir.clone(),
+        nodes,
+    })
+}
+
+/// `(token, node position)` pairs of the live ring as `viewer` reports it.
+fn ring_of(state: &ClusterState, viewer: &NodeState, view: &cql::NodeView) -> Vec<(i64, usize)> {
+    let position = |address: IpAddr| {
+        state
+            .nodes
+            .iter()
+            .position(|n| IpAddr::V4(n.address) == address)
+    };
+    let mut ring = Vec::new();
+    if let Some(own) = position(IpAddr::V4(viewer.address)) {
+        ring.extend(view.local_tokens.iter().map(|t| (*t, own)));
+    }
+    for (peer, peer_tokens) in &view.peers {
+        if let Some(p) = position(*peer) {
+            ring.extend(peer_tokens.iter().map(|t| (*t, p)));
+        }
+    }
+    ring
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_jcmd_vm_flags() {
+        let output = "12345:\n-XX:CICompilerCount=2 -XX:ConcGCThreads=1 -XX:InitialHeapSize=536870912 -XX:MaxHeapSize=536870912 -XX:+UseShenandoahGC -XX:-UseBiasedLocking\n";
+        let flags = parse_vm_flags(output);
+        assert_eq!(flags.len(), 6);
+        assert_eq!(collector_of(&flags).as_deref(), Some("UseShenandoahGC"));
+        let gen = parse_vm_flags("1:\n-XX:+UseZGC -XX:+ZGenerational\n");
+        assert_eq!(collector_of(&gen).as_deref(), Some("UseZGC+ZGenerational"));
+        assert_eq!(collector_of(&[]), None);
+    }
+}

@@ -1,0 +1,270 @@
+//! Node processes: start detached, check by PID (guarding against PID reuse), signal, stop and verify.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::{ClusterError, IoContext, Result};
+
+/// What `/proc` says about a PID we recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessState {
+    Running,
+    /// SIGSTOPped (by `cluster pause`).
+    Stopped,
+    Gone,
+}
+
+/// Starts `java args…` in its own process group (Ctrl-C on cqlbench leaves nodes alone), output to `stdout_log`.
+pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Result<i32> {
+    let log = File::options()
+        .create(true)
+        .append(true)
+        .open(stdout_log)
+        .context(|| format!("opening {}", stdout_log.display()))?;
+    let log_err = log
+        .try_clone()
+        .context(|| format!("opening {}", stdout_log.display()))?;
+    let mut child = Command::new(java)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .process_group(0)
+        .spawn()
+        .context(|| format!("starting {}", java.display()))?;
+    let pid = child.id() as i32;
+    // Reap the child when it exits, so a killed node never lingers as a zombie of a long-lived caller.
+    std::thread::Builder::new()
+        .name(format!("reap-{pid}"))
+        .spawn(move || {
+            let _ = child.wait();
+        })
+        .context(|| "starting a reaper thread".to_string())?;
+    Ok(pid)
+}
+
+/// The state of `pid`, counting it as ours only if its command line mentions `marker` (the node directory).
+pub fn state(pid: i32, marker: &Path) -> ProcessState {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return ProcessState::Gone;
+    };
+    // The state letter follows the parenthesised command name, which may itself contain spaces.
+    let letter = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next())
+        .unwrap_or("X");
+    if matches!(letter, "Z" | "X" | "x") {
+        return ProcessState::Gone;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return ProcessState::Gone;
+    };
+    let marker = marker.to_string_lossy();
+    if !String::from_utf8_lossy(&cmdline).contains(marker.as_ref()) {
+        return ProcessState::Gone;
+    }
+    if letter == "T" {
+        ProcessState::Stopped
+    } else {
+        ProcessState::Running
+    }
+}
+
+pub fn is_alive(pid: i32, marker: &Path) -> bool {
+    state(pid, marker) != ProcessState::Gone
+}
+
+pub fn signal(pid: i32, signal: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions; pid was checked to be our node.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Stops the given node processes: SIGTERM (Cassandra flushes and exits), SIGKILL after `grace`,
+/// then verifies that every one is gone.
+pub fn stop_all(processes: &[(i32, &Path)], grace: Duration) -> Result<()> {
+    let alive: Vec<(i32, &Path)> = processes
+        .iter()
+        .copied()
+        .filter(|(pid, dir)| is_alive(*pid, dir))
+        .collect();
+    for (pid, _) in &alive {
+        signal(*pid, libc::SIGTERM);
+        // A paused node only handles SIGTERM once it runs again.
+        signal(*pid, libc::SIGCONT);
+    }
+    if wait_gone(&alive, grace) {
+        return Ok(());
+    }
+    for (pid, dir) in &alive {
+        if is_alive(*pid, dir) {
+            signal(*pid, libc::SIGKILL);
+        }
+    }
+    if wait_gone(&alive, Duration::from_secs(10)) {
+        return Ok(());
+    }
+    let stuck = alive
+        .iter()
+        .find(|(pid, dir)| is_alive(*pid, dir))
+        .map(|(pid, _)| *pid)
+        .unwrap_or(0);
+    Err(ClusterError::StopFailed { pid: stuck })
+}
+
+/// SIGKILL and wait until the process is gone (a crash, for fault tests).
+pub fn kill(pid: i32, marker: &Path) -> Result<()> {
+    if !is_alive(pid, marker) {
+        return Ok(());
+    }
+    signal(pid, libc::SIGKILL);
+    if wait_gone(&[(pid, marker)], Duration::from_secs(10)) {
+        Ok(())
+    } else {
+        Err(ClusterError::StopFailed { pid })
+    }
+}
+
+fn wait_gone(processes: &[(i32, &Path)], limit: Duration) -> bool {
+    let started = Instant::now();
+    loop {
+        if processes.iter().all(|(pid, dir)| !is_alive(*pid, dir)) {
+            return true;
+        }
+        if started.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The last lines of a node's logs that explain a failure: errors first, else the plain tail.
+pub fn log_tail(logs: &[&Path], lines: usize) -> String {
+    let mut tail: Vec<String> = Vec::new();
+    for log in logs {
+        let Ok(text) = read_end(log, 64 * 1024) else {
+            continue;
+        };
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let errors: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|l| {
+                l.starts_with("ERROR")
+                    || l.contains("Exception")
+                    || l.starts_with("Error")
+                    || l.contains("Unrecognized VM option")
+            })
+            .collect();
+        let chosen = if errors.is_empty() { &all } else { &errors };
+        let start = chosen.len().saturating_sub(lines);
+        tail.extend(chosen[start..].iter().map(|l| shorten(l.trim())));
+    }
+    if tail.is_empty() {
+        return "(no log output)".to_string();
+    }
+    let start = tail.len().saturating_sub(lines);
+    tail[start..].join(" | ")
+}
+
+fn shorten(line: &str) -> String {
+    const LIMIT: usize = 240;
+    if line.chars().count() <= LIMIT {
+        line.to_string()
+    } else {
+        format!("{}…", line.chars().take(LIMIT).collect::<String>())
+    }
+}
+
+fn read_end(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A free TCP port on loopback, chosen by the kernel (for JMX, the one port Cassandra does not bind per IP).
+pub fn free_loopback_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .context(|| "finding a free loopback port".to_string())?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .context(|| "finding a free loopback port".to_string())
+}
+
+/// Whether something already listens on (or holds) `address:port`.
+pub fn port_in_use(address: std::net::Ipv4Addr, port: u16) -> bool {
+    std::net::TcpListener::bind((address, port)).is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_running_only_with_matching_marker() {
+        let pid = std::process::id() as i32;
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(state(pid, &exe), ProcessState::Running);
+        assert_eq!(
+            state(pid, Path::new("/no/such/node/dir")),
+            ProcessState::Gone
+        );
+        assert_eq!(state(i32::MAX - 1, &exe), ProcessState::Gone);
+    }
+
+    #[test]
+    fn stop_all_terminates_and_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("out.log");
+        let pid = spawn(
+            Path::new("/bin/sleep"),
+            &["300".to_string()],
+            dir.path(),
+            &log,
+        )
+        .unwrap();
+        // `sleep 300` does not mention the directory, so it must not count as ours.
+        assert!(!is_alive(pid, dir.path()));
+        let marker = Path::new("300");
+        assert!(is_alive(pid, marker));
+        signal(pid, libc::SIGSTOP);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(state(pid, marker), ProcessState::Stopped);
+        stop_all(&[(pid, marker)], Duration::from_secs(5)).unwrap();
+        assert!(!is_alive(pid, marker));
+    }
+
+    #[test]
+    fn log_tail_prefers_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("system.log");
+        std::fs::write(
+            &log,
+            "INFO a\nERROR [main] boom: port taken\nINFO b\nINFO c\n",
+        )
+        .unwrap();
+        assert_eq!(log_tail(&[&log], 3), "ERROR [main] boom: port taken");
+        let plain = dir.path().join("plain.log");
+        std::fs::write(&plain, "one\ntwo\nthree\n").unwrap();
+        assert_eq!(log_tail(&[&plain], 2), "two | three");
+    }
+
+    #[test]
+    fn busy_port_is_detected() {
+        let listener = std::net::TcpListener::bind(("127.0.2.250", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert!(port_in_use(std::net::Ipv4Addr::new(127, 0, 2, 250), port));
+        drop(listener);
+        assert!(!port_in_use(std::net::Ipv4Addr::new(127, 0, 2, 250), port));
+    }
+}

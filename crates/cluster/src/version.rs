@@ -1,0 +1,140 @@
+//! Cassandra versions and the JDKs each one runs on (the supported-pairs table).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ClusterError, Result};
+
+/// The release series decides configuration key names, JVM module flags and supported JDKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Series {
+    V4_0,
+    V4_1,
+    V5_0,
+    V6_0,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CassandraVersion {
+    pub raw: String,
+    pub series: Series,
+}
+
+pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.9";
+
+impl CassandraVersion {
+    pub fn parse(raw: &str) -> Result<Self> {
+        let raw = raw.trim();
+        let unsupported = || ClusterError::UnsupportedVersion(raw.to_string());
+        let mut parts = raw.splitn(3, ['.', '-']);
+        let major = parts.next().ok_or_else(unsupported)?;
+        let minor = parts.next().ok_or_else(unsupported)?;
+        let rest = parts.next().ok_or_else(unsupported)?;
+        let valid_rest = !rest.is_empty()
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+        if !valid_rest {
+            return Err(unsupported());
+        }
+        let series = match (major, minor) {
+            ("4", "0") => Series::V4_0,
+            ("4", "1") => Series::V4_1,
+            ("5", "0") => Series::V5_0,
+            ("6", "0") => Series::V6_0,
+            _ => return Err(unsupported()),
+        };
+        Ok(Self {
+            raw: raw.to_string(),
+            series,
+        })
+    }
+
+    /// JDK majors this series is verified to start on, preferred first.
+    pub fn supported_jdks(&self) -> &'static [u32] {
+        match self.series {
+            Series::V4_0 | Series::V4_1 => &[11],
+            Series::V5_0 | Series::V6_0 => &[17, 21],
+        }
+    }
+
+    pub fn default_jdk(&self) -> u32 {
+        self.supported_jdks()[0]
+    }
+
+    /// Refuses a pair outside the table, naming the JDKs that would work.
+    pub fn check_jdk(&self, jdk_major: u32) -> Result<()> {
+        let supported = self.supported_jdks();
+        if supported.contains(&jdk_major) {
+            return Ok(());
+        }
+        let working = supported
+            .iter()
+            .map(|j| format!("JDK {j}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        Err(ClusterError::UnsupportedPair {
+            cassandra: self.raw.clone(),
+            jdk: jdk_major,
+            working,
+            suggestion: supported[0],
+        })
+    }
+
+    /// 4.0 only knows the old `*_in_ms`/`*_in_mb` configuration keys; 4.1+ prefer units in values.
+    pub fn uses_old_yaml_keys(&self) -> bool {
+        self.series == Series::V4_0
+    }
+}
+
+impl std::fmt::Display for CassandraVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_known_series() {
+        assert_eq!(
+            CassandraVersion::parse("4.0.19").unwrap().series,
+            Series::V4_0
+        );
+        assert_eq!(
+            CassandraVersion::parse("4.1.10").unwrap().series,
+            Series::V4_1
+        );
+        assert_eq!(
+            CassandraVersion::parse("5.0.9").unwrap().series,
+            Series::V5_0
+        );
+        assert_eq!(
+            CassandraVersion::parse("6.0-alpha2").unwrap().series,
+            Series::V6_0
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_series_and_garbage() {
+        for bad in ["3.11.6", "5.1.0", "5.0", "", "5.0.9;rm", "latest"] {
+            assert!(CassandraVersion::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn refusal_names_working_jdks() {
+        let v = CassandraVersion::parse("5.0.9").unwrap();
+        let message = v.check_jdk(11).unwrap_err().to_string();
+        assert!(message.contains("JDK 17 or JDK 21"), "{message}");
+        assert!(message.contains("--force-jdk"), "{message}");
+        assert!(v.check_jdk(21).is_ok());
+        let old = CassandraVersion::parse("4.0.19").unwrap();
+        assert!(old
+            .check_jdk(17)
+            .unwrap_err()
+            .to_string()
+            .contains("JDK 11"));
+    }
+}
