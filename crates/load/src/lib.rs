@@ -1,1 +1,48 @@
-//! cqlbench-load
+//! cqlbench-load: fixed-rate, open-loop load against Cassandra, measured the way users feel it.
+//!
+//! Every operation has an intended start time on a fixed-rate schedule. Its latency is completion minus
+//! intended start, so time spent waiting behind a stalled server or a full in-flight limit counts
+//! (no coordinated omission); its service time (completion minus actual send) is recorded too. Both
+//! go into per-operation-type HdrHistograms (µs, 3 significant digits). Results are written while the
+//! run goes: `summary.json`, `intervals.csv` and one `.hlog` interval log per operation type.
+
+pub mod cqlmap;
+mod engine;
+mod options;
+mod output;
+mod recorder;
+mod session;
+pub mod workload;
+
+pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
+pub use engine::{run, RunResult};
+pub use options::{Consistency, Credentials, RunOptions, Stopping};
+pub use output::{format_result_table, OpSummary, Percentiles, Summary};
+pub use recorder::ErrorCounts;
+pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
+
+/// Everything that can stop a run, as one line for the CLI.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("unknown workload '{name}' (known: {known}; see `cqlbench workloads`)")]
+    UnknownWorkload { name: String, known: String },
+    #[error("{0}")]
+    InvalidOption(String),
+    #[error(transparent)]
+    CqlMap(#[from] CqlMapError),
+    #[error("cannot connect to {hosts}: {reason}")]
+    Connect { hosts: String, reason: String },
+    #[error("schema setup failed ({statement}): {reason}")]
+    Schema { statement: String, reason: String },
+    #[error("cannot prepare '{statement}': {reason}")]
+    Prepare { statement: String, reason: String },
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
+}

@@ -1,0 +1,204 @@
+//! The validated settings of one run.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cqlmap::{CqlMap, TableOptions};
+use crate::workload::{PartitionGen, Workload};
+use crate::LoadError;
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stopping {
+    /// After this long (`-d`).
+    Duration(Duration),
+    /// After this many operations (`-n`).
+    Ops(u64),
+}
+
+/// Consistency levels accepted by `--cl` / `--serial-cl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consistency {
+    Any,
+    One,
+    Two,
+    Three,
+    Quorum,
+    All,
+    LocalQuorum,
+    EachQuorum,
+    LocalOne,
+    Serial,
+    LocalSerial,
+}
+
+impl std::str::FromStr for Consistency {
+    type Err = LoadError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        use Consistency::*;
+        Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
+            "ANY" => Any,
+            "ONE" => One,
+            "TWO" => Two,
+            "THREE" => Three,
+            "QUORUM" => Quorum,
+            "ALL" => All,
+            "LOCAL_QUORUM" => LocalQuorum,
+            "EACH_QUORUM" => EachQuorum,
+            "LOCAL_ONE" => LocalOne,
+            "SERIAL" => Serial,
+            "LOCAL_SERIAL" => LocalSerial,
+            _ => {
+                return Err(LoadError::InvalidOption(format!(
+                    "unknown consistency level '{s}' (use e.g. LOCAL_ONE, LOCAL_QUORUM, QUORUM, ONE, ALL)"
+                )))
+            }
+        })
+    }
+}
+
+/// Username and password for PasswordAuthenticator.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Credentials {{ username: {:?}, password: *** }}",
+            self.username
+        )
+    }
+}
+
+/// Everything `cqlbench run` needs, already parsed. Build it with [`RunOptions::new`] and adjust fields.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub workload: Workload,
+    pub stopping: Stopping,
+    pub partitions: u64,
+    /// Requests in flight per thread.
+    pub concurrency: usize,
+    pub threads: usize,
+    pub read_ratio: f64,
+    /// Operations per second; `None` = unthrottled (as fast as the in-flight limit allows).
+    pub rate: Option<f64>,
+    pub partition_gen: PartitionGen,
+    pub populate: u64,
+    pub warmup: Duration,
+    pub consistency: Consistency,
+    pub serial_consistency: Consistency,
+    pub replication: Option<CqlMap>,
+    pub compaction: Option<TableOptions>,
+    pub keyspace: String,
+    /// Drop the keyspace before the run (fresh tables).
+    pub drop_keyspace: bool,
+    pub connections_per_host: usize,
+    pub hosts: Vec<String>,
+    pub port: u16,
+    pub dc: Option<String>,
+    pub request_timeout: Duration,
+    pub out_dir: PathBuf,
+    pub seed: u64,
+    pub credentials: Option<Credentials>,
+    pub tls_ca: Option<PathBuf>,
+    /// Length of the windows whose p99s give `avg_p99_ms` / `max_p99_ms`.
+    pub p99_window: Duration,
+}
+
+impl RunOptions {
+    /// Defaults modelled on tlp-stress, for the given workload and hosts.
+    pub fn new(workload: Workload, hosts: Vec<String>, out_dir: PathBuf) -> Self {
+        let consistency = workload
+            .info
+            .default_consistency
+            .parse()
+            .unwrap_or(Consistency::LocalOne);
+        RunOptions {
+            read_ratio: workload.info.default_read_ratio,
+            workload,
+            stopping: Stopping::Duration(Duration::from_secs(60)),
+            partitions: 1_000_000,
+            concurrency: 50,
+            threads: 2,
+            rate: None,
+            partition_gen: PartitionGen::Random,
+            populate: 0,
+            warmup: Duration::ZERO,
+            consistency,
+            serial_consistency: Consistency::LocalSerial,
+            replication: None,
+            compaction: None,
+            keyspace: "cqlbench".into(),
+            drop_keyspace: false,
+            connections_per_host: 2,
+            hosts,
+            port: 9042,
+            dc: None,
+            request_timeout: Duration::from_secs(12),
+            out_dir,
+            seed: 0,
+            credentials: None,
+            tls_ca: None,
+            p99_window: Duration::from_secs(10),
+        }
+    }
+
+    /// Rejects settings that cannot make a meaningful run, with one line saying which and why.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let bad = |m: String| Err(LoadError::InvalidOption(m));
+        if !(0.0..=1.0).contains(&self.read_ratio) || self.read_ratio.is_nan() {
+            return bad(format!(
+                "invalid read ratio {}: must be between 0 and 1 (e.g. -r 0.2 for 20% reads)",
+                self.read_ratio
+            ));
+        }
+        if let Some(rate) = self.rate {
+            if !(rate > 0.0 && rate.is_finite()) {
+                return bad(format!("invalid rate {rate}: must be greater than zero"));
+            }
+        }
+        if self.concurrency == 0 || self.threads == 0 || self.connections_per_host == 0 {
+            return bad(
+                "--concurrency, --threads and --connections-per-host must be at least 1".into(),
+            );
+        }
+        if self.partitions == 0 {
+            return bad("--partitions must be at least 1".into());
+        }
+        match self.stopping {
+            Stopping::Duration(d) if d.is_zero() => {
+                return bad("--duration must be greater than zero".into())
+            }
+            Stopping::Ops(0) => return bad("--ops must be at least 1".into()),
+            _ => {}
+        }
+        if self.hosts.is_empty() {
+            return bad("no host to connect to".into());
+        }
+        if self.keyspace.is_empty()
+            || !self
+                .keyspace
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || self.keyspace.len() > 48
+        {
+            return bad(format!(
+                "invalid keyspace name '{}': use letters, digits and underscores (at most 48)",
+                self.keyspace
+            ));
+        }
+        if self.request_timeout.is_zero() {
+            return bad("--request-timeout must be greater than zero".into());
+        }
+        Ok(())
+    }
+
+    /// Requests allowed in flight at once over all threads.
+    pub fn max_in_flight(&self) -> usize {
+        self.concurrency * self.threads
+    }
+}

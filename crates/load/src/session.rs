@@ -1,0 +1,203 @@
+//! Driver session set-up: connection pool per host, DC-aware routing, timeouts, credentials, schema.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::client::PoolSize;
+use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
+
+use crate::options::{Consistency, RunOptions};
+use crate::LoadError;
+
+fn driver_consistency(c: Consistency) -> DriverConsistency {
+    match c {
+        Consistency::Any => DriverConsistency::Any,
+        Consistency::One => DriverConsistency::One,
+        Consistency::Two => DriverConsistency::Two,
+        Consistency::Three => DriverConsistency::Three,
+        Consistency::Quorum => DriverConsistency::Quorum,
+        Consistency::All => DriverConsistency::All,
+        Consistency::LocalQuorum => DriverConsistency::LocalQuorum,
+        Consistency::EachQuorum => DriverConsistency::EachQuorum,
+        Consistency::LocalOne => DriverConsistency::LocalOne,
+        Consistency::Serial => DriverConsistency::Serial,
+        Consistency::LocalSerial => DriverConsistency::LocalSerial,
+    }
+}
+
+fn driver_serial_consistency(c: Consistency) -> Result<SerialConsistency, LoadError> {
+    match c {
+        Consistency::Serial => Ok(SerialConsistency::Serial),
+        Consistency::LocalSerial => Ok(SerialConsistency::LocalSerial),
+        other => Err(LoadError::InvalidOption(format!(
+            "--serial-cl must be SERIAL or LOCAL_SERIAL, not {other:?}"
+        ))),
+    }
+}
+
+fn contact_point(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') && host.parse::<std::net::Ipv6Addr>().is_err() {
+        host.to_string() // already host:port
+    } else if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Connects with the run's pool size, routing, consistency and timeout.
+pub async fn connect(options: &RunOptions) -> Result<Session, LoadError> {
+    let mut policy = DefaultPolicy::builder().token_aware(true);
+    if let Some(dc) = &options.dc {
+        policy = policy
+            .prefer_datacenter(dc.clone())
+            .permit_dc_failover(false);
+    }
+    let profile = ExecutionProfile::builder()
+        .consistency(driver_consistency(options.consistency))
+        .serial_consistency(Some(driver_serial_consistency(options.serial_consistency)?))
+        .request_timeout(Some(options.request_timeout))
+        .load_balancing_policy(policy.build())
+        .build();
+    let pool = NonZeroUsize::new(options.connections_per_host).ok_or_else(|| {
+        LoadError::InvalidOption("--connections-per-host must be at least 1".into())
+    })?;
+    let hosts: Vec<String> = options
+        .hosts
+        .iter()
+        .map(|h| contact_point(h, options.port))
+        .collect();
+    let mut builder = SessionBuilder::new()
+        .known_nodes(&hosts)
+        .pool_size(PoolSize::PerHost(pool))
+        .connection_timeout(
+            options
+                .request_timeout
+                .min(std::time::Duration::from_secs(10)),
+        )
+        .default_execution_profile_handle(profile.into_handle());
+    if let Some(credentials) = &options.credentials {
+        builder = builder.user(&credentials.username, &credentials.password);
+    }
+    if options.tls_ca.is_some() {
+        return Err(LoadError::Tls(
+            "this build of cqlbench has no TLS support yet (--tls)".into(),
+        ));
+    }
+    builder.build().await.map_err(|e| LoadError::Connect {
+        hosts: hosts.join(", "),
+        reason: one_line(&e.to_string()),
+    })
+}
+
+/// Error texts from the driver can span lines; the CLI prints one.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The replication map to use: the user's, or NetworkTopologyStrategy with RF 3 in every datacenter
+/// that has at least 3 nodes and RF 1 elsewhere (a 1-node dev cluster must stay writable).
+fn replication_map(session: &Session, options: &RunOptions) -> String {
+    if let Some(map) = &options.replication {
+        return map.to_string();
+    }
+    let state = session.get_cluster_state();
+    let mut per_dc: Vec<(String, usize)> = Vec::new();
+    for node in state.get_nodes_info() {
+        let dc = node
+            .datacenter
+            .clone()
+            .unwrap_or_else(|| "datacenter1".into());
+        match per_dc.iter_mut().find(|(name, _)| *name == dc) {
+            Some((_, n)) => *n += 1,
+            None => per_dc.push((dc, 1)),
+        }
+    }
+    let total: usize = per_dc.iter().map(|(_, n)| n).sum();
+    let rf = |n: usize| if total >= 3 && n >= 3 { 3 } else { 1 };
+    let dcs: Vec<String> = per_dc
+        .iter()
+        .map(|(dc, n)| format!("'{}': {}", dc.replace('\'', "''"), rf(*n)))
+        .collect();
+    format!("{{'class': 'NetworkTopologyStrategy', {}}}", dcs.join(", "))
+}
+
+async fn ddl(session: &Session, statement: String) -> Result<(), LoadError> {
+    session
+        .query_unpaged(statement.as_str(), &[])
+        .await
+        .map_err(|e| LoadError::Schema {
+            statement: statement.clone(),
+            reason: one_line(&e.to_string()),
+        })?;
+    Ok(())
+}
+
+/// Creates (or, with `drop_keyspace`, re-creates) the keyspace and table. Returns the replication used.
+pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<String, LoadError> {
+    let ks = &options.keyspace;
+    if options.drop_keyspace {
+        ddl(session, format!("DROP KEYSPACE IF EXISTS {ks}")).await?;
+    }
+    let replication = replication_map(session, options);
+    ddl(
+        session,
+        format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
+    )
+    .await?;
+    ddl(
+        session,
+        options
+            .workload
+            .create_table_cql(ks, options.compaction.as_ref()),
+    )
+    .await?;
+    if let Some(compaction) = &options.compaction {
+        // The table may predate this run: make the requested compaction (and options) hold anyway.
+        ddl(
+            session,
+            format!(
+                "ALTER TABLE {ks}.{} WITH compaction = {compaction}",
+                options.workload.info.table
+            ),
+        )
+        .await?;
+    }
+    let _ = session.await_schema_agreement().await;
+    Ok(replication)
+}
+
+/// The prepared write and read statements.
+pub struct Statements {
+    pub write: PreparedStatement,
+    pub read: PreparedStatement,
+}
+
+pub async fn prepare(
+    session: &Session,
+    options: &RunOptions,
+) -> Result<Arc<Statements>, LoadError> {
+    let prepare_one = |cql: String| async move {
+        session
+            .prepare(cql.as_str())
+            .await
+            .map_err(|e| LoadError::Prepare {
+                statement: cql.clone(),
+                reason: one_line(&e.to_string()),
+            })
+    };
+    let mut write = prepare_one(options.workload.write_cql(&options.keyspace)).await?;
+    let mut read = prepare_one(options.workload.read_cql(&options.keyspace)).await?;
+    // A retried BasicTimeSeries insert would add a second row (its timeuuid comes from now()); the other
+    // workloads' writes overwrite the same row, so the driver may retry them.
+    write.set_is_idempotent(
+        options.workload.info.kind != crate::workload::WorkloadKind::BasicTimeSeries,
+    );
+    read.set_is_idempotent(true);
+    Ok(Arc::new(Statements { write, read }))
+}
