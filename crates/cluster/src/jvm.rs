@@ -143,7 +143,6 @@ pub fn node_args(
         format!("-javaagent:{}", launch.jamm_jar.display()),
         // Parallel joins of a fresh cluster: no need to wait for gossip to settle or for range movements.
         "-Dcassandra.skip_wait_for_gossip_to_settle=0".to_string(),
-        "-Dcassandra.ring_delay_ms=5000".to_string(),
         "-Dcassandra.consistent.rangemovement=false".to_string(),
         "-Dcassandra.superuser_setup_delay_ms=0".to_string(),
         "-Djava.net.preferIPv4Stack=true".to_string(),

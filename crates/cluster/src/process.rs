@@ -27,13 +27,15 @@ pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Res
     let log_err = log
         .try_clone()
         .context(|| format!("opening {}", stdout_log.display()))?;
-    let mut child = Command::new(java)
+    let mut command = Command::new(java);
+    command
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err)
-        .process_group(0)
+        .process_group(0);
+    let mut child = command
         .spawn()
         .context(|| format!("starting {}", java.display()))?;
     let pid = child.id() as i32;
