@@ -1,1 +1,115 @@
-//! cqlbench-gclog
+//! cqlbench-gclog: a streaming reader and analyser of JVM garbage collector logs.
+//!
+//! Reads JDK 9+ unified logs (`-Xlog:gc*,safepoint…` with any decorators, or none) and JDK 8
+//! `-XX:+PrintGCDetails` logs of every HotSpot collector (Serial, Parallel, CMS, G1, ZGC, generational
+//! ZGC, Shenandoah, generational Shenandoah) and both safepoint formats. Memory stays constant whatever
+//! the log size: durations go into fixed-size histograms, never into lists.
+//!
+//! ```no_run
+//! use cqlbench_gclog::{analyze, Input};
+//! let report = analyze(&[Input::Path("gc.log".into())], None, &mut |_| {}).unwrap();
+//! println!("{report}");
+//! ```
+
+mod analysis;
+mod input;
+mod parse;
+mod report;
+mod time;
+
+pub use analysis::Analyzer;
+pub use input::{order_rotated_parts, Input};
+pub use parse::{parse_line, Event, HeapChange, Line, Stamp, StampAt};
+pub use report::{
+    ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
+    TimeSampledReport,
+};
+pub use time::format_iso8601;
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GcLogError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the timeline: {0}")]
+    Timeline(#[source] std::io::Error),
+    #[error("no GC log content found in {what} ({lines} lines, none understood as a JDK 8 or JDK 9+ GC log)")]
+    NothingParseable { what: String, lines: u64 },
+    #[error("no input: give at least one GC log file, or - for standard input")]
+    NoInput,
+}
+
+/// Analyses one JVM's log, given as one or more parts (rotated files, `.gz` parts, or standard input).
+/// Parts are ordered by their first timestamp (rotation names as the tie-break) and read as one stream.
+/// `timeline`, when given, receives `start,end,kind` for every pause and safepoint as it is read.
+/// `progress` is called with the number of bytes read so far, every few megabytes.
+pub fn analyze(
+    inputs: &[Input],
+    timeline: Option<&mut dyn Write>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, GcLogError> {
+    if inputs.is_empty() {
+        return Err(GcLogError::NoInput);
+    }
+    let ordered = order_rotated_parts(inputs)?;
+    let mut timeline = timeline;
+    if let Some(out) = timeline.as_mut() {
+        writeln!(out, "start,end,kind").map_err(GcLogError::Timeline)?;
+    }
+    let mut analyzer = Analyzer::new(timeline);
+    let mut buffer = Vec::with_capacity(512);
+    let mut bytes_read: u64 = 0;
+    let mut next_progress: u64 = PROGRESS_STEP;
+    for part in &ordered {
+        let mut reader = part.open()?;
+        loop {
+            buffer.clear();
+            let read =
+                reader
+                    .read_until(b'\n', &mut buffer)
+                    .map_err(|source| GcLogError::Read {
+                        path: part.display(),
+                        source,
+                    })?;
+            if read == 0 {
+                break;
+            }
+            analyzer.feed(&buffer);
+            bytes_read += read as u64;
+            if bytes_read >= next_progress {
+                progress(bytes_read);
+                next_progress += PROGRESS_STEP;
+            }
+        }
+        if let Some(error) = analyzer.take_timeline_error() {
+            return Err(GcLogError::Timeline(error));
+        }
+    }
+    if analyzer.understood_events() == 0 {
+        let what = ordered
+            .iter()
+            .map(Input::display)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let report = analyzer.finish();
+        return Err(GcLogError::NothingParseable {
+            what,
+            lines: report.lines,
+        });
+    }
+    Ok(analyzer.finish())
+}
+
+const PROGRESS_STEP: u64 = 64 << 20;
+
+/// Convenience: analyse files by path (`-` is standard input).
+pub fn analyze_paths(paths: &[PathBuf]) -> Result<Report, GcLogError> {
+    let inputs: Vec<Input> = paths.iter().map(|path| Input::from_arg(path)).collect();
+    analyze(&inputs, None, &mut |_| {})
+}

@@ -1,10 +1,91 @@
-//! `cqlbench gc analyze …`
+//! `cqlbench gc analyze FILE... [--json] [--timeline FILE]`
 
-use clap::Args;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use cqlbench_gclog::{analyze, Input};
 
 #[derive(Debug, Args)]
-pub struct GcArgs {}
+pub struct GcArgs {
+    #[command(subcommand)]
+    command: GcCommand,
+}
 
-pub fn execute(_args: GcArgs) -> anyhow::Result<()> {
-    anyhow::bail!("cqlbench gc is not implemented yet")
+#[derive(Debug, Subcommand)]
+enum GcCommand {
+    /// Summarise pauses, safepoints, stop-time distribution and concurrent GC of one JVM's GC log
+    #[command(
+        long_about = "Summarise one JVM's GC log: pauses by kind, safepoints with time to safepoint, the \
+            distribution of the stop still remaining at a uniformly random instant, concurrent GC share, \
+            allocation rate and heap occupancy.\n\n\
+            Reads JDK 9+ unified logs (-Xlog:gc*,safepoint with any decorators, including Cassandra's \
+            default `time,uptime,pid,tid,level`) and JDK 8 -XX:+PrintGCDetails logs, for Serial, Parallel, \
+            CMS, G1, ZGC (also generational) and Shenandoah (also generational). Give every rotated part of \
+            the log (gc.log, gc.log.0 … gc.log.N, *.current, *.gz): they are put in time order and read as \
+            one log. Lines that are not understood are counted and skipped. Memory use does not grow with \
+            the size of the log.\n\n\
+            When the log has safepoint lines, the stopped time is the safepoints' (they include time to \
+            safepoint and the GC pauses inside them); otherwise it is the pauses'.",
+        after_help = "Examples:\n  \
+            cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log*\n  \
+            cqlbench gc analyze gc.log --json | jq .time_sampled\n  \
+            cqlbench gc analyze gc.log --timeline pauses.csv\n  \
+            zcat old-gc.log.gz | cqlbench gc analyze -"
+    )]
+    Analyze(AnalyzeArgs),
+}
+
+#[derive(Debug, Args)]
+struct AnalyzeArgs {
+    /// GC log files of one JVM (rotated parts and .gz allowed); `-` reads standard input
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Print one JSON document instead of the human-readable summary
+    #[arg(long)]
+    json: bool,
+    /// Write every pause and safepoint as `start,end,kind` CSV (ISO-8601 UTC when the log has wall-clock
+    /// time, else seconds of JVM uptime)
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
+}
+
+pub fn execute(args: GcArgs) -> anyhow::Result<()> {
+    match args.command {
+        GcCommand::Analyze(args) => analyze_command(args),
+    }
+}
+
+fn analyze_command(args: AnalyzeArgs) -> anyhow::Result<()> {
+    let inputs: Vec<Input> = args.files.iter().map(|f| Input::from_arg(f)).collect();
+    let mut timeline = match &args.timeline {
+        Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
+            format!("cannot create timeline file {}", path.display())
+        })?)),
+        None => None,
+    };
+    let mut progress = |bytes: u64| {
+        eprintln!("read {} MiB …", bytes >> 20);
+    };
+    let report = analyze(
+        &inputs,
+        timeline.as_mut().map(|w| w as &mut dyn Write),
+        &mut progress,
+    )?;
+    if let (Some(mut writer), Some(path)) = (timeline, &args.timeline) {
+        writer
+            .flush()
+            .with_context(|| format!("cannot write timeline file {}", path.display()))?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{report}")?;
+    }
+    Ok(())
 }

@@ -1,0 +1,153 @@
+//! Log parts: files (plain or gzip), standard input, and the order of rotated parts.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+
+use crate::parse::parse_line;
+use crate::GcLogError;
+
+const READ_BUFFER: usize = 256 * 1024;
+/// How far into a part to look for its first timestamp when ordering rotated parts.
+const LINES_TO_FIND_FIRST_STAMP: usize = 5000;
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// One part of a log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Path(PathBuf),
+    Stdin,
+}
+
+impl Input {
+    /// `-` means standard input.
+    pub fn from_arg(arg: &Path) -> Self {
+        if arg.as_os_str() == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(arg.to_path_buf())
+        }
+    }
+
+    pub fn display(&self) -> String {
+        match self {
+            Input::Path(path) => path.display().to_string(),
+            Input::Stdin => "standard input".to_owned(),
+        }
+    }
+
+    /// A buffered line reader over the part, decompressing gzip (detected by content, not name).
+    pub fn open(&self) -> Result<Box<dyn BufRead>, GcLogError> {
+        let error = |source| GcLogError::Read {
+            path: self.display(),
+            source,
+        };
+        let raw: Box<dyn Read> = match self {
+            Input::Path(path) => Box::new(File::open(path).map_err(error)?),
+            Input::Stdin => Box::new(io::stdin()),
+        };
+        let mut reader = BufReader::with_capacity(READ_BUFFER, raw);
+        let head = reader.fill_buf().map_err(error)?;
+        if head.starts_with(&GZIP_MAGIC) {
+            Ok(Box::new(BufReader::with_capacity(
+                READ_BUFFER,
+                MultiGzDecoder::new(reader),
+            )))
+        } else {
+            Ok(Box::new(reader))
+        }
+    }
+}
+
+/// The rotation number in a part's name: `gc.log.3` → 3, `gc.log.2.current` → 2, `gc.log.0.gz` → 0; the
+/// live file of JDK 9+ rotation (`gc.log`) comes after all numbered parts.
+fn rotation_rank(path: &Path) -> (String, u64) {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut stem = name.as_str();
+    stem = stem.strip_suffix(".gz").unwrap_or(stem);
+    stem = stem.strip_suffix(".current").unwrap_or(stem);
+    if let Some((base, number)) = stem.rsplit_once('.') {
+        if let Ok(number) = number.parse::<u64>() {
+            return (base.to_owned(), number);
+        }
+    }
+    (stem.to_owned(), u64::MAX)
+}
+
+/// The first (epoch, uptime) stamp in a part, if any in its first lines.
+fn first_stamp(input: &Input) -> Result<(Option<i64>, Option<i64>), GcLogError> {
+    let mut reader = input.open()?;
+    let mut line = Vec::new();
+    for _ in 0..LINES_TO_FIND_FIRST_STAMP {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|source| GcLogError::Read {
+                path: input.display(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
+        if let Some(parsed) = parse_line(&line) {
+            if !parsed.stamp.is_empty() {
+                return Ok((parsed.stamp.epoch_ns, parsed.stamp.uptime_ns));
+            }
+        }
+    }
+    Ok((None, None))
+}
+
+/// Orders the parts of one rotated log: by wall-clock time of their first line when every part has
+/// one, else by uptime, else by rotation number. A ring of rotated files that wrapped around is put
+/// back in order this way. Standard input is never reordered (it cannot be read twice).
+pub fn order_rotated_parts(inputs: &[Input]) -> Result<Vec<Input>, GcLogError> {
+    if inputs.len() < 2 || inputs.contains(&Input::Stdin) {
+        return Ok(inputs.to_vec());
+    }
+    let mut keyed = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let Input::Path(path) = input else {
+            unreachable!("standard input returned above")
+        };
+        keyed.push((first_stamp(input)?, rotation_rank(path), input.clone()));
+    }
+    if keyed.iter().all(|((epoch, _), _, _)| epoch.is_some()) {
+        keyed.sort_by_key(|((epoch, _), rank, _)| (*epoch, rank.clone()));
+    } else if keyed.iter().all(|((_, uptime), _, _)| uptime.is_some()) {
+        keyed.sort_by_key(|((_, uptime), rank, _)| (*uptime, rank.clone()));
+    } else {
+        keyed.sort_by_key(|(_, rank, _)| rank.clone());
+    }
+    Ok(keyed.into_iter().map(|(_, _, input)| input).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_ranks() {
+        assert_eq!(
+            rotation_rank(Path::new("/x/gc.log.3")),
+            ("gc.log".into(), 3)
+        );
+        assert_eq!(
+            rotation_rank(Path::new("gc.log.2.current")),
+            ("gc.log".into(), 2)
+        );
+        assert_eq!(
+            rotation_rank(Path::new("gc.log.0.gz")),
+            ("gc.log".into(), 0)
+        );
+        assert_eq!(
+            rotation_rank(Path::new("gc.log")),
+            ("gc.log".into(), u64::MAX)
+        );
+    }
+}

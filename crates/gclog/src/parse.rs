@@ -1,0 +1,1008 @@
+//! Line parser: turns one raw log line (JDK 9+ unified logging with any decorators, or JDK 8
+//! `-XX:+PrintGCDetails`) into at most one [`Event`]. Pure and allocation-free: it borrows from the line.
+
+use crate::time::parse_iso8601;
+
+/// When a line was written. Unified logging can carry both an uptime and a wall-clock time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Nanoseconds since JVM start (`uptime`, `uptimemillis`, `uptimenanos`, JDK 8 `PrintGCTimeStamps`).
+    pub uptime_ns: Option<i64>,
+    /// Nanoseconds since the Unix epoch (`time`, `utctime`, `timemillis`, `timenanos`, `PrintGCDateStamps`).
+    pub epoch_ns: Option<i64>,
+}
+
+impl Stamp {
+    pub fn is_empty(&self) -> bool {
+        self.uptime_ns.is_none() && self.epoch_ns.is_none()
+    }
+}
+
+/// Heap occupancy around a collection, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeapChange {
+    pub before: f64,
+    pub after: f64,
+    pub capacity: Option<f64>,
+}
+
+/// Where a log line's timestamp sits relative to the event it reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StampAt {
+    /// Unified logging and JDK 8 safepoint/concurrent lines: written when the event is over.
+    End,
+    /// JDK 8 `[GC …` / `[Full GC …` lines: the stamp is printed when the collection begins.
+    Start,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'a> {
+    /// A stop-the-world collector pause.
+    Pause {
+        kind: &'a str,
+        duration_ns: i64,
+        heap: Option<HeapChange>,
+        stamp_at: StampAt,
+    },
+    /// A safepoint: the application threads were stopped for `total_ns`, of which `ttsp_ns` was
+    /// spent bringing them to the safepoint.
+    Safepoint {
+        operation: Option<&'a str>,
+        total_ns: i64,
+        ttsp_ns: Option<i64>,
+    },
+    /// A JDK 8 collection whose line is continued later (`-XX:+PrintAdaptiveSizePolicy` interleaves
+    /// lines before its `, 0.0115587 secs]`).
+    PauseBegin { kind: &'a str },
+    /// The `, 0.0115587 secs]` line that ends a [`Event::PauseBegin`].
+    PauseFinish { duration_ns: i64 },
+    /// JDK 9–16 `Entering safepoint region: OP`, naming the next `Total time …` line.
+    SafepointOperation(&'a str),
+    /// A concurrent phase or cycle that ran for `duration_ns` of wall time.
+    Concurrent {
+        duration_ns: i64,
+        heap: Option<HeapChange>,
+        stamp_at: StampAt,
+    },
+    /// A heap transition that is not a pause (ZGC cycle summaries, Shenandoah cleanup).
+    Heap(HeapChange),
+    /// `Using G1`, `Using The Z Garbage Collector`, a JDK 8 `CommandLine flags:` line …
+    Collector(&'a str),
+    /// `Version: 17.0.15+6-…`, or the JDK 8 VM banner.
+    Version(&'a str),
+    /// Generational ZGC or Shenandoah detected.
+    Generational,
+    /// Understood, nothing to record.
+    Other,
+}
+
+/// The outcome for one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line<'a> {
+    pub stamp: Stamp,
+    pub event: Event<'a>,
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Unified,
+    Jdk8,
+    /// A blank line or a message without decorators that does not tell.
+    Unknown,
+}
+
+/// Parses one line (without its newline). `None` means the line was not understood.
+pub fn parse_line(raw: &[u8]) -> Option<Line<'_>> {
+    let line = trim_end(raw);
+    if line.is_empty() {
+        return Some(Line {
+            stamp: Stamp::default(),
+            event: Event::Other,
+            format: Format::Unknown,
+        });
+    }
+    if line[0] == b'[' {
+        if let Some((stamp, message)) = split_decorators(line) {
+            let event = unified_message(message)?;
+            return Some(Line {
+                stamp,
+                event,
+                format: Format::Unified,
+            });
+        }
+    }
+    if let Some(parsed) = jdk8_line(line) {
+        return parsed;
+    }
+    // A unified log written with `none` decorators: the bare message.
+    let event = unified_message(line)?;
+    let known = !matches!(event, Event::Other) || starts_with(line, b"GC(");
+    known.then_some(Line {
+        stamp: Stamp::default(),
+        event,
+        format: Format::Unknown,
+    })
+}
+
+fn trim_end(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., last] = bytes {
+        if last.is_ascii_whitespace() {
+            bytes = rest;
+        } else {
+            break;
+        }
+    }
+    bytes
+}
+
+fn trim_start(mut bytes: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = bytes {
+        if first.is_ascii_whitespace() {
+            bytes = rest;
+        } else {
+            break;
+        }
+    }
+    bytes
+}
+
+fn starts_with(bytes: &[u8], prefix: &[u8]) -> bool {
+    bytes.len() >= prefix.len() && &bytes[..prefix.len()] == prefix
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return None;
+    }
+    let first = needle[0];
+    let last_start = haystack.len() - needle.len();
+    let mut index = 0;
+    while index <= last_start {
+        match haystack[index..=last_start]
+            .iter()
+            .position(|b| *b == first)
+        {
+            None => return None,
+            Some(offset) => {
+                let at = index + offset;
+                if &haystack[at..at + needle.len()] == needle {
+                    return Some(at);
+                }
+                index = at + 1;
+            }
+        }
+    }
+    None
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return None;
+    }
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&at| &haystack[at..at + needle.len()] == needle)
+}
+
+fn as_str(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes).ok()
+}
+
+/// Parses a non-negative decimal number exactly into `value * 10^9 / divisor` nanoseconds-style
+/// fixed point: `scale_ns` is how many nanoseconds one unit of the number is.
+fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
+    let (integer, fraction) = match text.iter().position(|b| *b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &text[..0]),
+    };
+    if integer.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    if !integer.iter().chain(fraction).all(u8::is_ascii_digit) || integer.len() > 15 {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for digit in integer {
+        value = value
+            .checked_mul(10)?
+            .checked_add(i64::from(digit - b'0'))?;
+    }
+    let mut nanos = value.checked_mul(scale_ns)?;
+    let mut unit = scale_ns;
+    for digit in fraction.iter().take(12) {
+        if unit < 10 {
+            break; // finer than a nanosecond
+        }
+        unit /= 10;
+        nanos = nanos.checked_add(i64::from(digit - b'0') * unit)?;
+    }
+    Some(nanos)
+}
+
+/// `4.736ms`, `0.018s`, `12us`, `1234ns` → nanoseconds.
+fn duration_token(token: &[u8]) -> Option<i64> {
+    let (number, scale) = if let Some(number) = token.strip_suffix(b"ms") {
+        (number, 1_000_000)
+    } else if let Some(number) = token.strip_suffix(b"us") {
+        (number, 1_000)
+    } else if let Some(number) = token.strip_suffix(b"ns") {
+        (number, 1)
+    } else if let Some(number) = token.strip_suffix(b"s") {
+        (number, 1_000_000_000)
+    } else {
+        return None;
+    };
+    decimal_to_ns(number, scale)
+}
+
+/// `64M`, `3634.5K`, `0.0B`, `1G` → bytes.
+fn size_token(token: &[u8]) -> Option<f64> {
+    let (number, unit) = token.split_at(token.len().checked_sub(1)?);
+    let multiplier = match unit {
+        b"B" => 1.0,
+        b"K" => 1024.0,
+        b"M" => 1024.0 * 1024.0,
+        b"G" => 1024.0 * 1024.0 * 1024.0,
+        b"T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    if number.is_empty() || !number.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+        return None;
+    }
+    let value: f64 = as_str(number)?.parse().ok()?;
+    Some(value * multiplier)
+}
+
+/// `6M->5M(64M)` (all collectors) or `30M(23%)->12M(9%)` (ZGC) or `24.0M(256.0M)->3634.5K(256.0M)` (JDK 8 G1).
+fn heap_token(token: &[u8]) -> Option<HeapChange> {
+    let arrow = find(token, b"->")?;
+    let (left, right) = (&token[..arrow], &token[arrow + 2..]);
+    let strip_paren = |part: &[u8]| -> Option<(f64, Option<f64>)> {
+        match part.iter().position(|b| *b == b'(') {
+            Some(open) => {
+                let inner = part[open + 1..].strip_suffix(b")")?;
+                let capacity = if inner.ends_with(b"%") {
+                    None
+                } else {
+                    Some(size_token(inner)?)
+                };
+                Some((size_token(&part[..open])?, capacity))
+            }
+            None => Some((size_token(part)?, None)),
+        }
+    };
+    let (before, _) = strip_paren(left)?;
+    let (after, capacity) = strip_paren(right)?;
+    Some(HeapChange {
+        before,
+        after,
+        capacity,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unified logging (JDK 9+)
+// ---------------------------------------------------------------------------------------------
+
+/// Splits `[dec][dec]... message` into the stamp and the message. `None` if the first bracket is not a
+/// decorator (then the line may be a JDK 8 line such as `[GC (Allocation Failure) …`).
+fn split_decorators(line: &[u8]) -> Option<(Stamp, &[u8])> {
+    let mut stamp = Stamp::default();
+    let mut rest = line;
+    let mut decorators = 0;
+    while rest.first() == Some(&b'[') {
+        let close = rest.iter().position(|b| *b == b']')?;
+        let content = &rest[1..close];
+        let trimmed = trim_end(content);
+        if trimmed.is_empty() || trimmed.contains(&b' ') {
+            break;
+        }
+        classify_decorator(trimmed, &mut stamp);
+        decorators += 1;
+        rest = &rest[close + 1..];
+    }
+    if decorators == 0 {
+        return None;
+    }
+    Some((stamp, trim_start(rest)))
+}
+
+fn classify_decorator(content: &[u8], stamp: &mut Stamp) {
+    let last = content[content.len() - 1];
+    let first = content[0];
+    if first.is_ascii_digit() {
+        if content.len() >= 19 && content[4] == b'-' && content[10] == b'T' {
+            if let Some(epoch) = parse_iso8601(content) {
+                stamp.epoch_ns = Some(epoch);
+            }
+            return;
+        }
+        if let Some(number) = content.strip_suffix(b"ms") {
+            if let Some(millis) = decimal_to_ns(number, 1_000_000) {
+                // uptimemillis below ~3 years, timemillis (epoch) above.
+                if millis < 100_000_000_000_000_000 {
+                    stamp.uptime_ns = Some(millis);
+                } else {
+                    stamp.epoch_ns = Some(millis);
+                }
+            }
+            return;
+        }
+        if let Some(number) = content.strip_suffix(b"ns") {
+            if let Some(nanos) = decimal_to_ns(number, 1) {
+                if nanos < 100_000_000_000_000_000 {
+                    stamp.uptime_ns = Some(nanos);
+                } else {
+                    stamp.epoch_ns = Some(nanos);
+                }
+            }
+            return;
+        }
+        if last == b's' {
+            if let Some(nanos) = decimal_to_ns(&content[..content.len() - 1], 1_000_000_000) {
+                stamp.uptime_ns = Some(nanos);
+            }
+        }
+        // pid, tid: plain numbers, nothing to keep.
+    }
+    // level, tags, hostname: nothing to keep.
+}
+
+/// Strips `GC(12) ` and a generational ZGC `Y: ` / `O: ` prefix.
+fn strip_gc_prefix(message: &[u8]) -> (&[u8], bool) {
+    let mut rest = message;
+    if starts_with(rest, b"GC(") {
+        if let Some(close) = rest.iter().position(|b| *b == b')') {
+            rest = trim_start(&rest[close + 1..]);
+        }
+    }
+    // Generational ZGC: `Y:`/`O:` in major collections, `y:` in minor ones (JDK 21).
+    let generational =
+        rest.len() > 3 && matches!(rest[0], b'Y' | b'O' | b'y' | b'o') && rest[1] == b':';
+    if generational {
+        rest = trim_start(&rest[2..]);
+    }
+    (rest, generational)
+}
+
+fn unified_message(message: &[u8]) -> Option<Event<'_>> {
+    let (body, generational) = strip_gc_prefix(message);
+    match body.first() {
+        Some(b'P') if starts_with(body, b"Pause ") => pause_message(&body[6..]),
+        Some(b'C') if starts_with(body, b"Concurrent ") => Some(concurrent_message(body)),
+        Some(b'S') if starts_with(body, b"Safepoint \"") => safepoint_message(&body[11..]),
+        Some(b'T')
+            if starts_with(
+                body,
+                b"Total time for which application threads were stopped:",
+            ) =>
+        {
+            stopped_time_message(body)
+        }
+        Some(b'E') if starts_with(body, b"Entering safepoint region: ") => as_str(&body[27..])
+            .map(|op| Event::SafepointOperation(op.trim()))
+            .or(Some(Event::Other)),
+        Some(b'U') if starts_with(body, b"Using ") => Some(using_message(&body[6..])),
+        Some(b'V') if starts_with(body, b"Version: ") => {
+            let version = body[9..].split(|b| *b == b' ').next().unwrap_or_default();
+            Some(as_str(version).map_or(Event::Other, Event::Version))
+        }
+        Some(b'M') if body == b"Mode: Generational" => Some(Event::Generational),
+        Some(b'G' | b'M') if is_zgc_cycle(body) => {
+            if starts_with(body, b"Major") || starts_with(body, b"Minor") {
+                // Only generational ZGC names its cycles Major/Minor.
+                return Some(zgc_cycle_with_flag(body));
+            }
+            Some(zgc_cycle(body))
+        }
+        _ if generational => Some(Event::Generational),
+        _ => Some(Event::Other),
+    }
+}
+
+fn is_zgc_cycle(body: &[u8]) -> bool {
+    starts_with(body, b"Garbage Collection (")
+        || starts_with(body, b"Major Collection (")
+        || starts_with(body, b"Minor Collection (")
+}
+
+fn zgc_cycle_with_flag(body: &[u8]) -> Event<'_> {
+    match zgc_cycle(body) {
+        Event::Other => Event::Generational,
+        event => event,
+    }
+}
+
+/// `Garbage Collection (Warmup) 30M(23%)->12M(9%) [0.018s]`: the cycle's heap change and, from JDK 21,
+/// its wall time (the whole cycle runs concurrently apart from its short pauses).
+fn zgc_cycle(body: &[u8]) -> Event<'_> {
+    let mut tokens = body.rsplit(|b| *b == b' ').filter(|t| !t.is_empty());
+    let mut duration = None;
+    let mut heap = None;
+    if let Some(last) = tokens.next() {
+        match duration_token(last) {
+            Some(ns) => {
+                duration = Some(ns);
+                heap = tokens.next().and_then(heap_token);
+            }
+            None => heap = heap_token(last),
+        }
+    }
+    match (duration, heap) {
+        (Some(duration_ns), heap) => Event::Concurrent {
+            duration_ns,
+            heap,
+            stamp_at: StampAt::End,
+        },
+        (None, Some(heap)) => Event::Heap(heap),
+        (None, None) => Event::Other,
+    }
+}
+
+fn using_message(rest: &[u8]) -> Event<'_> {
+    let collector = match rest {
+        b"G1" => "G1",
+        b"Serial" => "Serial",
+        b"Parallel" => "Parallel",
+        b"The Z Garbage Collector" => "ZGC",
+        b"Shenandoah" => "Shenandoah",
+        b"Concurrent Mark Sweep" => "CMS",
+        b"Epsilon" => "Epsilon",
+        _ => return Event::Other,
+    };
+    Event::Collector(collector)
+}
+
+/// Pause names every JDK prints at its start without a duration; a duration-less pause line with
+/// another name is a truncated line.
+const KNOWN_PAUSES: &[&str] = &[
+    "Young",
+    "Mixed",
+    "Full",
+    "Remark",
+    "Cleanup",
+    "Initial Mark",
+    "Init Mark",
+    "Final Mark",
+    "Init Update Refs",
+    "Final Update Refs",
+    "Final Roots",
+    "Final Evac",
+    "Init Evac",
+    "Degenerated GC",
+    "Mark Start",
+    "Mark End",
+    "Relocate Start",
+    "Init Mark (unload classes)",
+    "Final Mark (unload classes)",
+];
+
+/// `Young (Normal) (G1 Evacuation Pause) 6M->6M(64M) 4.736ms` (the text after `Pause `).
+fn pause_message(rest: &[u8]) -> Option<Event<'_>> {
+    let rest = trim_end(rest);
+    let (without_duration, duration) = match rest.iter().rposition(|b| *b == b' ') {
+        Some(space) => match duration_token(&rest[space + 1..]) {
+            Some(ns) => (trim_end(&rest[..space]), Some(ns)),
+            None => (rest, None),
+        },
+        None => (rest, None),
+    };
+    let Some(duration_ns) = duration else {
+        // A start line (`Pause Young (Normal) (G1 Evacuation Pause)`) or a truncated one.
+        if find(rest, b" us").is_some() {
+            // Shenandoah's per-cycle statistics table (`Pause Init Mark (G)   118 us`), not a pause.
+            return Some(Event::Other);
+        }
+        let name = as_str(rest)?;
+        let complete = name.ends_with(')') || KNOWN_PAUSES.contains(&name);
+        return complete.then_some(Event::Other);
+    };
+    let (name, heap) = match without_duration.iter().rposition(|b| *b == b' ') {
+        Some(space) => match heap_token(&without_duration[space + 1..]) {
+            Some(heap) => (trim_end(&without_duration[..space]), Some(heap)),
+            None => (without_duration, None),
+        },
+        None => (without_duration, None),
+    };
+    Some(Event::Pause {
+        kind: pause_kind(as_str(name)?),
+        duration_ns,
+        heap,
+        stamp_at: StampAt::End,
+    })
+}
+
+/// Collapses a pause's full name to the kind reported in `by_kind`.
+pub(crate) fn pause_kind(name: &str) -> &str {
+    let name = name.trim();
+    if name.starts_with("Young") {
+        // G1: `Young (Mixed)` is a mixed collection; `(Normal)`, `(Concurrent Start)`, `(Prepare Mixed)`
+        // and older `(Initial Mark)` are young ones.
+        return if name.starts_with("Young (Mixed)") {
+            "Mixed"
+        } else {
+            "Young"
+        };
+    }
+    if name.starts_with("Initial Mark (G1") || name.starts_with("Mixed (G1") {
+        // JDK 9/10 G1 spelled its young pauses this way.
+        return if name.starts_with("Mixed") {
+            "Mixed"
+        } else {
+            "Young"
+        };
+    }
+    match name.find(" (") {
+        Some(paren) => &name[..paren],
+        None => name,
+    }
+}
+
+/// `Concurrent Mark 2.788ms`, `Concurrent cleanup 48M->40M(64M) 0.123ms`; lines without a duration
+/// mark a phase's start.
+fn concurrent_message(body: &[u8]) -> Event<'_> {
+    let body = trim_end(body);
+    let Some(space) = body.iter().rposition(|b| *b == b' ') else {
+        return Event::Other;
+    };
+    let Some(duration_ns) = duration_token(&body[space + 1..]) else {
+        return Event::Other;
+    };
+    let before = trim_end(&body[..space]);
+    let heap = before
+        .iter()
+        .rposition(|b| *b == b' ')
+        .and_then(|at| heap_token(&before[at + 1..]));
+    Event::Concurrent {
+        duration_ns,
+        heap,
+        stamp_at: StampAt::End,
+    }
+}
+
+/// JDK 17+: `G1CollectForAllocation", Time since last: N ns, Reaching safepoint: N ns, [Cleanup: N ns,]
+/// At safepoint: N ns, [Leaving safepoint: N ns,] Total: N ns[, Threads: …]`.
+fn safepoint_message(rest: &[u8]) -> Option<Event<'_>> {
+    let quote = rest.iter().position(|b| *b == b'"')?;
+    let operation = as_str(&rest[..quote])?;
+    let fields = &rest[quote + 1..];
+    let total_ns = ns_field(fields, b"Total: ")?;
+    let ttsp_ns = ns_field(fields, b"Reaching safepoint: ");
+    Some(Event::Safepoint {
+        operation: Some(operation),
+        total_ns,
+        ttsp_ns,
+    })
+}
+
+fn ns_field(fields: &[u8], name: &[u8]) -> Option<i64> {
+    let at = find(fields, name)? + name.len();
+    let value = &fields[at..];
+    let end = value.iter().position(|b| !b.is_ascii_digit())?;
+    if !starts_with(&value[end..], b" ns") {
+        return None;
+    }
+    decimal_to_ns(&value[..end], 1)
+}
+
+/// JDK 8–16: `Total time for which application threads were stopped: 0.0001986 seconds, Stopping
+/// threads took: 0.0000483 seconds`. The total already includes the stopping time.
+fn stopped_time_message(body: &[u8]) -> Option<Event<'_>> {
+    let total_ns = seconds_field(body, b"stopped: ")?;
+    let ttsp_ns = if find(body, b"Stopping threads took: ").is_some() {
+        Some(seconds_field(body, b"Stopping threads took: ")?)
+    } else {
+        None
+    };
+    Some(Event::Safepoint {
+        operation: None,
+        total_ns,
+        ttsp_ns,
+    })
+}
+
+fn seconds_field(body: &[u8], name: &[u8]) -> Option<i64> {
+    let at = find(body, name)? + name.len();
+    let value = &body[at..];
+    let end = value
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'.'))?;
+    if !starts_with(&value[end..], b" seconds") {
+        return None;
+    }
+    decimal_to_ns(&value[..end], 1_000_000_000)
+}
+
+// ---------------------------------------------------------------------------------------------
+// JDK 8 -XX:+PrintGCDetails
+// ---------------------------------------------------------------------------------------------
+
+/// `2016-02-03T12:34:56.789+0100: 1.234: [GC …`: both stamps optional. Returns `None` when the line
+/// is not JDK 8 shaped, `Some(None)` when it is but cannot be read (truncated), `Some(Some(line))` otherwise.
+#[allow(clippy::option_option)]
+fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
+    let mut stamp = Stamp::default();
+    let mut rest = line;
+    if rest.len() >= 19 && rest[0].is_ascii_digit() && rest[4] == b'-' && rest[10] == b'T' {
+        let colon = find(rest, b": ")?;
+        stamp.epoch_ns = Some(parse_iso8601(&rest[..colon])?);
+        rest = &rest[colon + 2..];
+    }
+    if rest.first().is_some_and(u8::is_ascii_digit) {
+        let colon = find(rest, b": ")?;
+        let seconds = &rest[..colon];
+        if !seconds.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+            return None;
+        }
+        stamp.uptime_ns = Some(decimal_to_ns(seconds, 1_000_000_000)?);
+        rest = &rest[colon + 2..];
+    }
+    let stamped = !stamp.is_empty();
+    if stamped && rest.first() == Some(&b'#') {
+        // -XX:+PrintGCID: `#12: [GC …`
+        if let Some(colon) = find(rest, b": ") {
+            rest = &rest[colon + 2..];
+        }
+    }
+    let event = jdk8_message(rest, stamped)?;
+    Some(event.map(|event| Line {
+        stamp,
+        event,
+        format: Format::Jdk8,
+    }))
+}
+
+#[allow(clippy::option_option)]
+fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
+    if starts_with(
+        message,
+        b"Total time for which application threads were stopped:",
+    ) {
+        return Some(stopped_time_message(message));
+    }
+    if starts_with(message, b"Application time:") {
+        return Some(Some(Event::Other));
+    }
+    if starts_with(message, b"[GC") || starts_with(message, b"[Full GC") {
+        return Some(jdk8_collection(message));
+    }
+    if starts_with(message, b"[CMS-concurrent-") {
+        return Some(Some(cms_concurrent(message)));
+    }
+    if starts_with(message, b"[Pause ") || starts_with(message, b"[Concurrent ") {
+        return Some(jdk8_shenandoah(message));
+    }
+    if let Some(heap) = jdk8_g1_heap_detail(message) {
+        return Some(Some(heap));
+    }
+    if starts_with(message, b"Java HotSpot(TM)") || starts_with(message, b"OpenJDK") {
+        let version = find(message, b"JRE (")
+            .and_then(|at| {
+                let tail = &message[at + 5..];
+                tail.iter()
+                    .position(|b| *b == b')')
+                    .map(|close| &tail[..close])
+            })
+            .and_then(as_str);
+        return Some(Some(version.map_or(Event::Other, Event::Version)));
+    }
+    if starts_with(message, b"CommandLine flags:") {
+        return Some(Some(jdk8_collector_flags(message)));
+    }
+    if stamped {
+        // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
+        return Some(Some(Event::Other));
+    }
+    if let Some(tail) = message.strip_prefix(b", ") {
+        if let Some(number) = trim_end(tail).strip_suffix(b" secs]") {
+            if let Some(duration_ns) = decimal_to_ns(number, 1_000_000_000) {
+                return Some(Some(Event::PauseFinish { duration_ns }));
+            }
+        }
+    }
+    // Unstamped continuation lines of multi-line JDK 8 output.
+    let continuation = message.first().is_some_and(|b| b.is_ascii_whitespace())
+        || (starts_with(message, b"[") && message.get(1).is_some_and(u8::is_ascii_alphabetic))
+        || starts_with(message, b"{Heap")
+        || starts_with(message, b"}")
+        || starts_with(message, b"Heap")
+        || starts_with(message, b"Memory: ")
+        || starts_with(message, b", ");
+    continuation.then_some(Some(Event::Other))
+}
+
+fn jdk8_collector_flags(message: &[u8]) -> Event<'_> {
+    for (flag, collector) in [
+        (&b"-XX:+UseG1GC"[..], "G1"),
+        (b"-XX:+UseConcMarkSweepGC", "CMS"),
+        (b"-XX:+UseShenandoahGC", "Shenandoah"),
+        (b"-XX:+UseParallelOldGC", "Parallel"),
+        (b"-XX:+UseParallelGC", "Parallel"),
+        (b"-XX:+UseSerialGC", "Serial"),
+    ] {
+        if find(message, flag).is_some() {
+            return Event::Collector(collector);
+        }
+    }
+    Event::Other
+}
+
+/// `   [Eden: 24.0M(24.0M)->0.0B(21.0M) Survivors: 0.0B->3072.0K Heap: 24.0M(256.0M)->3634.5K(256.0M)]`
+fn jdk8_g1_heap_detail(message: &[u8]) -> Option<Event<'_>> {
+    let trimmed = trim_start(message);
+    if !starts_with(trimmed, b"[Eden: ") {
+        return None;
+    }
+    let at = find(trimmed, b"Heap: ")? + 6;
+    let token = trimmed[at..].strip_suffix(b"]")?;
+    let token = token.split(|b| *b == b' ').next()?;
+    Some(heap_token(token).map_or(Event::Other, Event::Heap))
+}
+
+/// `[GC (Allocation Failure) [PSYoungGen: …] 33280K->5112K(125952K), 0.0069421 secs] [Times: …]` and
+/// its Serial/ParNew/CMS/G1/Full variants.
+fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
+    let body = match find(message, b"[Times:") {
+        Some(at) => &message[..at],
+        None => message,
+    };
+    if starts_with(body, b"[GC concurrent-") {
+        if find(body, b"-start]").is_some() {
+            return Some(Event::Other);
+        }
+        let duration_ns = last_secs(body)?;
+        return Some(Event::Concurrent {
+            duration_ns,
+            heap: None,
+            stamp_at: StampAt::End,
+        });
+    }
+    let kind = jdk8_kind(body);
+    let Some(duration_ns) = last_secs(body) else {
+        // G1 with PrintAdaptiveSizePolicy continues on following lines up to `, N secs]`.
+        return Some(Event::PauseBegin { kind });
+    };
+    Some(Event::Pause {
+        kind,
+        duration_ns,
+        heap: depth_one_heap(body),
+        stamp_at: StampAt::Start,
+    })
+}
+
+fn jdk8_kind(body: &[u8]) -> &'static str {
+    if starts_with(body, b"[Full GC") {
+        "Full"
+    } else if starts_with(body, b"[GC (CMS Initial Mark)") {
+        "Initial Mark"
+    } else if starts_with(body, b"[GC (CMS Final Remark)") || starts_with(body, b"[GC remark") {
+        "Remark"
+    } else if starts_with(body, b"[GC cleanup") {
+        "Cleanup"
+    } else if starts_with(body, b"[GC pause") && find(body, b"(mixed)").is_some() {
+        "Mixed"
+    } else if find(body, b"(System.gc())").is_some() && find(body, b"Full").is_some() {
+        "Full"
+    } else {
+        "Young"
+    }
+}
+
+/// The duration at the end of the outermost bracket: the last `, N secs]`.
+fn last_secs(body: &[u8]) -> Option<i64> {
+    let end = rfind(body, b" secs]")?;
+    let number_start = body[..end]
+        .iter()
+        .rposition(|b| !(b.is_ascii_digit() || *b == b'.'))
+        .map_or(0, |at| at + 1);
+    decimal_to_ns(&body[number_start..end], 1_000_000_000)
+}
+
+/// The whole-heap transition: the `A->B(C)` that sits directly inside the outermost bracket.
+fn depth_one_heap(body: &[u8]) -> Option<HeapChange> {
+    let mut depth = 0i32;
+    let mut token_start = None;
+    for (index, byte) in body.iter().enumerate() {
+        match byte {
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            b' ' | b',' => {
+                if let Some(start) = token_start.take() {
+                    if let Some(heap) = heap_token(&body[start..index]) {
+                        return Some(heap);
+                    }
+                }
+            }
+            _ => {
+                if depth == 1 && token_start.is_none() && byte.is_ascii_digit() {
+                    let previous = index.checked_sub(1).map(|at| body[at]);
+                    if matches!(previous, Some(b' ') | Some(b']')) {
+                        token_start = Some(index);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `[CMS-concurrent-mark: 0.003/0.003 secs]`: CPU time / wall time; `-start]` lines open a phase.
+fn cms_concurrent(message: &[u8]) -> Event<'_> {
+    let Some(colon) = find(message, b": ") else {
+        return Event::Other;
+    };
+    let figures = &message[colon + 2..];
+    let Some(end) = find(figures, b" secs]") else {
+        return Event::Other;
+    };
+    let wall = match figures[..end].iter().position(|b| *b == b'/') {
+        Some(slash) => &figures[slash + 1..end],
+        None => &figures[..end],
+    };
+    match decimal_to_ns(wall, 1_000_000_000) {
+        Some(duration_ns) => Event::Concurrent {
+            duration_ns,
+            heap: None,
+            stamp_at: StampAt::End,
+        },
+        None => Event::Other,
+    }
+}
+
+/// JDK 8 Shenandoah backport: `[Pause Init Mark, 0.543 ms]`, `[Pause Final Mark 1992M->1096M(4096M), 0.993 ms]`,
+/// `[Concurrent marking 1990M->1992M(4096M), 7.442 ms]`.
+fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
+    let inner = trim_end(message).strip_prefix(b"[")?;
+    let inner = inner.strip_suffix(b"]")?;
+    if inner.ends_with(b", start") {
+        return Some(Event::Other);
+    }
+    let comma = rfind(inner, b", ")?;
+    let (head, duration) = (&inner[..comma], &inner[comma + 2..]);
+    let duration_ns = match duration.strip_suffix(b" ms") {
+        Some(number) => decimal_to_ns(number, 1_000_000)?,
+        None => decimal_to_ns(duration.strip_suffix(b" secs")?, 1_000_000_000)?,
+    };
+    let (name, heap) = match head.iter().rposition(|b| *b == b' ') {
+        Some(space) => match heap_token(&head[space + 1..]) {
+            Some(heap) => (&head[..space], Some(heap)),
+            None => (head, None),
+        },
+        None => (head, None),
+    };
+    if let Some(pause) = name.strip_prefix(b"Pause ") {
+        return Some(Event::Pause {
+            kind: pause_kind(as_str(pause)?),
+            duration_ns,
+            heap,
+            stamp_at: StampAt::Start,
+        });
+    }
+    // Like its pauses, the backport stamps a concurrent phase when it begins.
+    Some(Event::Concurrent {
+        duration_ns,
+        heap,
+        stamp_at: StampAt::Start,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(line: &str) -> Event<'_> {
+        parse_line(line.as_bytes()).expect("understood").event
+    }
+
+    #[test]
+    fn decimal_parsing_is_exact() {
+        assert_eq!(decimal_to_ns(b"4.736", 1_000_000), Some(4_736_000));
+        assert_eq!(decimal_to_ns(b"0.0001986", 1_000_000_000), Some(198_600));
+        assert_eq!(decimal_to_ns(b"12", 1), Some(12));
+        assert_eq!(decimal_to_ns(b"1.2.3", 1), None);
+        assert_eq!(decimal_to_ns(b"", 1), None);
+    }
+
+    #[test]
+    fn unified_pause_with_cassandra_decorators() {
+        let line = "[2026-11-22T00:08:40.564+0000][0.433s][15980][15989][info ] GC(0) Pause Young (Concurrent Start) (G1 Humongous Allocation) 34M->33M(64M) 5.328ms";
+        let parsed = parse_line(line.as_bytes()).unwrap();
+        assert_eq!(parsed.stamp.uptime_ns, Some(433_000_000));
+        assert!(parsed.stamp.epoch_ns.is_some());
+        match parsed.event {
+            Event::Pause {
+                kind,
+                duration_ns,
+                heap,
+                ..
+            } => {
+                assert_eq!(kind, "Young");
+                assert_eq!(duration_ns, 5_328_000);
+                assert_eq!(heap.unwrap().after, 33.0 * 1024.0 * 1024.0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn pause_kinds() {
+        assert_eq!(pause_kind("Young (Mixed) (G1 Evacuation Pause)"), "Mixed");
+        assert_eq!(
+            pause_kind("Young (Normal) (G1 Evacuation Pause) (Evacuation Failure: Allocation)"),
+            "Young"
+        );
+        assert_eq!(pause_kind("Full (System.gc())"), "Full");
+        assert_eq!(pause_kind("Mark Start (Major)"), "Mark Start");
+        assert_eq!(pause_kind("Init Mark (unload classes)"), "Init Mark");
+        assert_eq!(pause_kind("Degenerated GC (Mark)"), "Degenerated GC");
+        assert_eq!(pause_kind("Final Roots"), "Final Roots");
+    }
+
+    #[test]
+    fn safepoint_formats() {
+        let new = "[0.156s][info][safepoint   ] Safepoint \"G1CollectForAllocation\", Time since last: 99129529 ns, Reaching safepoint: 4569 ns, Cleanup: 8139 ns, At safepoint: 4795535 ns, Total: 4808243 ns";
+        assert_eq!(
+            event(new),
+            Event::Safepoint {
+                operation: Some("G1CollectForAllocation"),
+                total_ns: 4_808_243,
+                ttsp_ns: Some(4569)
+            }
+        );
+        let old = "[0.078s][info] Total time for which application threads were stopped: 0.0001986 seconds, Stopping threads took: 0.0000483 seconds";
+        assert_eq!(
+            event(old),
+            Event::Safepoint {
+                operation: None,
+                total_ns: 198_600,
+                ttsp_ns: Some(48_300)
+            }
+        );
+        assert!(parse_line(
+            b"[0.078s][info] Total time for which application threads were stopped: 0.00019"
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn truncated_and_garbage_lines_are_not_understood() {
+        assert!(parse_line(b"[0.433s][info][gc] GC(0) Pause Yo").is_none());
+        assert!(parse_line(b"[2026-11-22T00:0").is_none());
+        assert!(parse_line(b"hello world").is_none());
+        assert!(
+            parse_line(b"[0.433s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause)")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn jdk8_lines() {
+        let ps = "2016-02-03T12:34:56.789+0100: 1.234: [GC (Allocation Failure) [PSYoungGen: 33280K->5104K(38400K)] 33280K->5112K(125952K), 0.0069421 secs] [Times: user=0.01 sys=0.00, real=0.01 secs]";
+        let parsed = parse_line(ps.as_bytes()).unwrap();
+        assert_eq!(parsed.stamp.uptime_ns, Some(1_234_000_000));
+        match parsed.event {
+            Event::Pause {
+                kind,
+                duration_ns,
+                heap,
+                stamp_at,
+            } => {
+                assert_eq!(
+                    (kind, duration_ns, stamp_at),
+                    ("Young", 6_942_100, StampAt::Start)
+                );
+                let heap = heap.unwrap();
+                assert_eq!(
+                    (heap.before, heap.after),
+                    (33280.0 * 1024.0, 5112.0 * 1024.0)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            event("2.1: [CMS-concurrent-mark: 0.010/0.020 secs] [Times: user=0.01 sys=0.00, real=0.02 secs]"),
+            Event::Concurrent { duration_ns: 20_000_000, .. }
+        ));
+    }
+}

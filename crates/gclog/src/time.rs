@@ -1,0 +1,136 @@
+//! Calendar arithmetic for log timestamps, without a date-time dependency.
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The date of a day count since 1970-01-01 (inverse of `days_from_civil`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let shifted = days + 719_468;
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn digits(bytes: &[u8]) -> Option<i64> {
+    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        bytes
+            .iter()
+            .fold(0i64, |acc, digit| acc * 10 + i64::from(digit - b'0')),
+    )
+}
+
+/// Parses `2026-11-22T00:05:42.394+0000` (also `+01:00`, `Z`, and any number of fraction digits) into
+/// nanoseconds since the Unix epoch, UTC.
+pub fn parse_iso8601(text: &[u8]) -> Option<i64> {
+    if text.len() < 19 || text[4] != b'-' || text[7] != b'-' || text[10] != b'T' {
+        return None;
+    }
+    if text[13] != b':' || text[16] != b':' {
+        return None;
+    }
+    let year = digits(&text[0..4])?;
+    let month = digits(&text[5..7])?;
+    let day = digits(&text[8..10])?;
+    let hour = digits(&text[11..13])?;
+    let minute = digits(&text[14..16])?;
+    let second = digits(&text[17..19])?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut fraction_nanos = 0i64;
+    if rest.first() == Some(&b'.') {
+        let count = rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if count == 0 {
+            return None;
+        }
+        let mut scale = 100_000_000i64;
+        for digit in &rest[1..1 + count.min(9)] {
+            fraction_nanos += i64::from(digit - b'0') * scale;
+            scale /= 10;
+        }
+        rest = &rest[1 + count..];
+    }
+    let offset_seconds = match rest {
+        [] | [b'Z'] => 0,
+        [sign @ (b'+' | b'-'), tail @ ..] => {
+            let tail: Vec<u8> = tail.iter().copied().filter(|b| *b != b':').collect();
+            if tail.len() != 4 {
+                return None;
+            }
+            let value = digits(&tail[0..2])? * 3600 + digits(&tail[2..4])? * 60;
+            if *sign == b'-' {
+                -value
+            } else {
+                value
+            }
+        }
+        _ => return None,
+    };
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        - offset_seconds;
+    seconds
+        .checked_mul(NANOS_PER_SECOND)?
+        .checked_add(fraction_nanos)
+}
+
+/// Formats nanoseconds since the Unix epoch as `2026-11-22T00:05:42.394123Z` (microseconds, UTC).
+pub fn format_iso8601(epoch_nanos: i64) -> String {
+    let seconds = epoch_nanos.div_euclid(NANOS_PER_SECOND);
+    let micros = epoch_nanos.rem_euclid(NANOS_PER_SECOND) / 1000;
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let second_of_day = seconds.rem_euclid(86_400);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        second_of_day / 3600,
+        second_of_day % 3600 / 60,
+        second_of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_round_trip_and_offsets() {
+        let utc = parse_iso8601(b"2026-11-22T00:05:42.394+0000").unwrap();
+        assert_eq!(format_iso8601(utc), "2026-11-22T00:05:42.394000Z");
+        let plus_one = parse_iso8601(b"2026-11-22T01:05:42.394+0100").unwrap();
+        assert_eq!(utc, plus_one);
+        assert_eq!(
+            parse_iso8601(b"1970-01-01T00:00:01.000Z"),
+            Some(NANOS_PER_SECOND)
+        );
+        assert_eq!(
+            parse_iso8601(b"2000-02-29T00:00:00.000+00:00"),
+            Some(951_782_400 * NANOS_PER_SECOND)
+        );
+        assert_eq!(parse_iso8601(b"2026-13-22T00:05:42.394+0000"), None);
+        assert_eq!(parse_iso8601(b"2026-11-22T00:05"), None);
+    }
+}
