@@ -436,13 +436,13 @@ async fn run_async(
                     unsent += outcome.unsent;
                 }
                 running -= 1;
-                running == 0
+                if running > 0 {
+                    continue; // not a reporting moment: other threads are still sending
+                }
+                true
             }
         };
         let now = Instant::now();
-        if !finished && now.saturating_duration_since(last_tick) < Duration::from_millis(999) {
-            continue;
-        }
         let interval = drain(&phase.recorders);
         let hiccup_interval = hiccup.lock().map(|mut h| {
             let copy = h.clone();
@@ -723,7 +723,13 @@ async fn populate(
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
-            _ = phase.tasks.join_next() => { running -= 1; running == 0 }
+            _ = phase.tasks.join_next() => {
+                running -= 1;
+                if running > 0 {
+                    continue;
+                }
+                true
+            }
         };
         let interval = drain(&phase.recorders);
         for s in &interval.warmup {
@@ -731,7 +737,7 @@ async fn populate(
             errors += s.errors.total();
             let _ = latency.add(&s.latency);
         }
-        if !finished || running == 0 {
+        {
             progress(&format!(
                 "[populate] {done}/{} rows ({:.0}%), {:.0} rows/s, errors {errors}",
                 options.populate,

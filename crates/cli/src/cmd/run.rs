@@ -439,9 +439,45 @@ fn run_with_hosts(args: &RunArgs, hosts: Vec<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// No --host: the local cluster from `cqlbench cluster` if one is up, else a 1-node cluster for this run.
-fn run_on_embedded_cluster(_args: &RunArgs) -> anyhow::Result<()> {
-    bail!("no --host given and the embedded local cluster is not available in this build yet; pass --host")
+/// No --host: the local cluster from `cqlbench cluster` if one is up, else a 1-node cluster for this run,
+/// stopped afterwards (also after a failed or interrupted run).
+fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
+    use cqlbench_cluster::{ClusterSpec, ClusterState, Home, DEFAULT_CLUSTER_NAME};
+    let home = Home::from_env();
+    let contact_points = |state: &ClusterState| -> Vec<String> {
+        state
+            .running_contact_points()
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+    };
+    if let Some(state) = ClusterState::load(&home, DEFAULT_CLUSTER_NAME)?.filter(|s| s.is_up()) {
+        eprintln!(
+            "cqlbench: using the local cluster '{DEFAULT_CLUSTER_NAME}' ({} node(s))",
+            state.nodes.len()
+        );
+        return run_with_hosts(args, contact_points(&state));
+    }
+    eprintln!(
+        "cqlbench: no --host and no local cluster is up: starting a 1-node Cassandra cluster for this run \
+         (stopped afterwards; `cqlbench cluster up` keeps one running between runs)"
+    );
+    let spec = ClusterSpec {
+        name: DEFAULT_CLUSTER_NAME.into(),
+        ..ClusterSpec::default()
+    };
+    let mut print = |line: &str| eprintln!("{line}");
+    let started = cqlbench_cluster::up(&home, &spec, &mut print);
+    let result = match &started {
+        Ok(state) => run_with_hosts(args, contact_points(state)),
+        Err(_) => Ok(()),
+    };
+    // Stop the node even if cluster start-up half-failed: nothing this run started may outlive it.
+    let stopped = cqlbench_cluster::down(&home, &spec.name, &mut print);
+    started.context("cannot start the local cluster for the run")?;
+    result?;
+    stopped.context("cannot stop the local cluster started for the run")?;
+    Ok(())
 }
 
 pub fn list_workloads(_args: WorkloadsArgs) -> anyhow::Result<()> {

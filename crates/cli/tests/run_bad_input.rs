@@ -1,0 +1,184 @@
+//! Bad input to `cqlbench run`: one-line error, non-zero exit, no panic — before any cluster is touched.
+
+mod run_support;
+
+use run_support::cqlbench;
+
+fn assert_one_line_error(args: &[&str], expected: &str) {
+    let out = cqlbench(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{args:?}: expected one error line, got:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expected),
+        "{args:?}: error should mention '{expected}': {}",
+        lines[0]
+    );
+}
+
+#[test]
+fn unknown_workload_names_the_known_ones() {
+    assert_one_line_error(
+        &["run", "NoSuchWorkload", "--host", "127.0.4.250"],
+        "unknown workload",
+    );
+    assert_one_line_error(
+        &["run", "NoSuchWorkload", "--host", "127.0.4.250"],
+        "BasicTimeSeries",
+    );
+}
+
+#[test]
+fn negative_rate_is_rejected() {
+    assert_one_line_error(
+        &["run", "KeyValue", "--rate", "-5", "--host", "127.0.4.250"],
+        "rate",
+    );
+    assert_one_line_error(
+        &["run", "KeyValue", "--rate", "0", "--host", "127.0.4.250"],
+        "rate",
+    );
+}
+
+#[test]
+fn read_ratio_above_one_is_rejected() {
+    assert_one_line_error(
+        &["run", "KeyValue", "-r", "1.5", "--host", "127.0.4.250"],
+        "read ratio",
+    );
+    assert_one_line_error(
+        &["run", "KeyValue", "-r", "-0.1", "--host", "127.0.4.250"],
+        "read ratio",
+    );
+}
+
+#[test]
+fn malformed_compaction_map_is_rejected() {
+    for bad in [
+        "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'",
+        "{'min_threshold': '2'}",
+        "{'class': 'SizeTieredCompactionStrategy'} DROP TABLE x",
+    ] {
+        assert_one_line_error(
+            &[
+                "run",
+                "BasicTimeSeries",
+                "--compaction",
+                bad,
+                "--host",
+                "127.0.4.250",
+            ],
+            "compaction",
+        );
+    }
+}
+
+#[test]
+fn other_malformed_values_are_rejected() {
+    assert_one_line_error(
+        &["run", "KeyValue", "-d", "30x", "--host", "127.0.4.250"],
+        "duration",
+    );
+    assert_one_line_error(
+        &["run", "KeyValue", "-p", "lots", "--host", "127.0.4.250"],
+        "count",
+    );
+    assert_one_line_error(
+        &["run", "KeyValue", "--pg", "zipf", "--host", "127.0.4.250"],
+        "partition generator",
+    );
+    assert_one_line_error(
+        &["run", "KeyValue", "--cl", "MOST", "--host", "127.0.4.250"],
+        "consistency",
+    );
+    assert_one_line_error(
+        &[
+            "run",
+            "Tabular",
+            "--workload.nope=3",
+            "--host",
+            "127.0.4.250",
+        ],
+        "nope",
+    );
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "--workload.value_size=3",
+            "--bogus",
+            "--host",
+            "127.0.4.250",
+        ],
+        "--bogus",
+    );
+}
+
+#[test]
+fn unreachable_host_is_one_line() {
+    // Nothing listens on this loopback address (the load tests' block), so the connection is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "-d",
+            "2s",
+            "--rate",
+            "100",
+            "--host",
+            "127.0.4.250",
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+        "cannot connect to 127.0.4.250:9042",
+    );
+}
+
+#[test]
+fn seed_command_lines_parse() {
+    // The seed command lines must be accepted as written; pointing them at a closed port proves the
+    // arguments were all accepted (the failure is the connection, not the parsing).
+    for args in [
+        vec!["run", "BasicTimeSeries", "-d", "30m", "-p", "100M", "-c", "50", "--pg", "sequence", "-t", "8",
+             "-r", "0.2", "--rate", "25000", "--populate", "200000"],
+        vec!["run", "BasicTimeSeries", "-d", "30m", "-p", "100M", "-c", "50", "--pg", "sequence", "-t", "8",
+             "-r", "0.2", "--rate", "25000", "--populate", "200000", "--compaction",
+             "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}"],
+        vec!["run", "BasicTimeSeries", "-d", "30m", "-p", "100M", "-c", "50", "--pg", "sequence", "-t", "8",
+             "-r", "0.2", "--rate", "25000", "--populate", "200000", "--compaction",
+             "{'class': 'SizeTieredCompactionStrategy', 'min_threshold' : '2'} AND speculative_retry = 'NONE'"],
+    ] {
+        let mut args = args;
+        args.extend(["--host", "127.0.4.250", "--port", "1"]);
+        assert_one_line_error(&args, "cannot connect");
+    }
+}
+
+#[test]
+fn workloads_lists_schema_and_parameters() {
+    let out = cqlbench(&["workloads"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "BasicTimeSeries",
+        "CREATE TABLE sensor_data (sensor_id text, timestamp timeuuid, data text, PRIMARY KEY (sensor_id, timestamp)) WITH CLUSTERING ORDER BY (timestamp DESC)",
+        "SELECT * FROM sensor_data WHERE sensor_id = ? LIMIT 500",
+        "KeyValue",
+        "(key text PRIMARY KEY, value text)",
+        "Tabular",
+        "partsize",
+        "5000",
+        "LOCAL_QUORUM",
+    ] {
+        assert!(text.contains(expected), "`cqlbench workloads` lacks '{expected}':\n{text}");
+    }
+}

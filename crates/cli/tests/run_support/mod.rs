@@ -1,0 +1,122 @@
+//! Shared helpers of the `cqlbench run` tests: a real local Cassandra node per test file (started with
+//! cqlbench-cluster, stopped on drop), running the binary, and reading its result files.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cqlbench_cluster::{ClusterSpec, Home};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+/// A 1-node cluster that lives as long as this value (also when the test panics).
+pub struct TestNode {
+    pub home: Home,
+    pub name: String,
+    pub host: String,
+}
+
+impl TestNode {
+    pub fn start(name: &str, address: &str) -> TestNode {
+        let home = Home::from_env();
+        let spec = ClusterSpec {
+            name: name.into(),
+            base_ip: address.parse().expect("test address"),
+            ..ClusterSpec::default()
+        };
+        let state = cqlbench_cluster::up(&home, &spec, &mut |line: &str| eprintln!("{line}"))
+            .unwrap_or_else(|e| panic!("cannot start test node {name} on {address}: {e}"));
+        let host = state.cql_contact_points()[0].to_string();
+        TestNode {
+            home,
+            name: name.into(),
+            host,
+        }
+    }
+
+    /// SIGSTOPs the node for `duration` (blocking meanwhile).
+    pub fn pause(&self, duration: std::time::Duration) {
+        cqlbench_cluster::pause_node(&self.home, &self.name, 1, Some(duration))
+            .expect("pause node");
+    }
+}
+
+impl Drop for TestNode {
+    fn drop(&mut self) {
+        if let Err(e) = cqlbench_cluster::down(&self.home, &self.name, &mut |_: &str| {}) {
+            eprintln!("warning: could not stop test node {}: {e}", self.name);
+        }
+    }
+}
+
+/// Runs the cqlbench binary.
+pub fn cqlbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(args)
+        .output()
+        .expect("run cqlbench")
+}
+
+/// Runs cqlbench and insists on success, showing its output otherwise.
+pub fn cqlbench_ok(args: &[&str]) -> String {
+    let out = cqlbench(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "cqlbench {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+pub fn read_summary(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// Sums every interval of a `.hlog` file, decoded with HdrHistogram's own log reader.
+pub fn hlog_total(path: &Path) -> Histogram<u64> {
+    let bytes = std::fs::read(path).expect("read hlog");
+    let mut total = Histogram::<u64>::new(3).expect("histogram");
+    let mut deserializer = Deserializer::new();
+    let mut intervals = 0;
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(interval) = entry.expect("well-formed hlog line") {
+            let decoded = base64_decode(interval.encoded_histogram());
+            let h: Histogram<u64> = deserializer
+                .deserialize(&mut decoded.as_slice())
+                .expect("decodable histogram");
+            total.add(&h).expect("add");
+            intervals += 1;
+        }
+    }
+    assert!(intervals > 0, "no intervals in {}", path.display());
+    total
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes().filter(|&b| b != b'=') {
+        let value = ALPHABET.iter().position(|&a| a == byte).expect("base64") as u32;
+        buffer = (buffer << 6) | value;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+        }
+    }
+    out
+}
+
+pub fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
+    let mut cur = v;
+    for key in path.split('.') {
+        cur = &cur[key];
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("summary.json has no number at {path}: {v}"))
+}
