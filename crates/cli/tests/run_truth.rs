@@ -91,13 +91,17 @@ fn stall_shows_in_corrected_latency(node: &TestNode, dir: &std::path::Path) {
     let lower = RATE * (pause - 1.0) / total;
     let upper = RATE * pause / total;
     let corrected_share = above_1s(&corrected);
+    let service_share = above_1s(&service);
+    eprintln!(
+        "stall of {pause:.3} s: share above 1 s corrected {corrected_share:.4} (schedule: {lower:.4}..{upper:.4}), \
+         service time {service_share:.4}"
+    );
     assert!(
         corrected_share >= lower * 0.95 && corrected_share <= upper,
         "corrected share above 1 s = {corrected_share:.4}, schedule implies {lower:.4}..{upper:.4}"
     );
     // Service time starts at the actual send: only the requests already in flight when the node stopped
     // (at most the in-flight limit) can have waited through the stall.
-    let service_share = above_1s(&service);
     let in_flight_bound = concurrency * threads / total;
     assert!(
         service_share <= in_flight_bound,

@@ -180,9 +180,9 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct WorkloadsArgs {}
 
-fn parse_number<T: std::str::FromStr>(flag: &str, text: &str, min: T) -> anyhow::Result<T>
+fn parse_number<T>(flag: &str, text: &str, min: T) -> anyhow::Result<T>
 where
-    T: PartialOrd + std::fmt::Display,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
 {
     let value: T = text
         .trim()
@@ -384,7 +384,6 @@ fn separate_workload_params(args: RunArgs) -> anyhow::Result<RunArgs> {
                 .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ")
-                .to_string()
         )
     };
     let matches = command.try_get_matches_from(rest).map_err(one_line)?;
