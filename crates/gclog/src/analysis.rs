@@ -43,7 +43,7 @@ struct Tally {
 impl Tally {
     fn add(&mut self, nanos: i64) {
         self.count += 1;
-        self.total_ns += nanos;
+        self.total_ns = self.total_ns.saturating_add(nanos);
         self.max_ns = self.max_ns.max(nanos);
     }
 
@@ -167,18 +167,18 @@ impl ConcurrentUnion {
     }
 
     fn settle(&mut self, start: i64, end: i64) {
-        self.settled_ns += end - start;
+        self.settled_ns = self.settled_ns.saturating_add(end - start);
         self.frontier = self.frontier.max(end);
         let origin = self.minute_origin.unwrap_or(start);
         let mut cursor = start;
         while cursor < end {
-            let minute = (cursor - origin).div_euclid(NANOS_PER_MINUTE);
+            let minute = cursor.saturating_sub(origin).div_euclid(NANOS_PER_MINUTE);
             if minute != self.current_minute {
                 self.max_minute_ns = self.max_minute_ns.max(self.current_minute_ns);
                 self.current_minute = minute;
                 self.current_minute_ns = 0;
             }
-            let minute_end = origin + (minute + 1) * NANOS_PER_MINUTE;
+            let minute_end = origin.saturating_add((minute + 1).saturating_mul(NANOS_PER_MINUTE));
             let piece_end = end.min(minute_end);
             self.current_minute_ns += piece_end - cursor;
             cursor = piece_end;
@@ -195,8 +195,10 @@ impl ConcurrentUnion {
         let minute = NANOS_PER_MINUTE as f64;
         let mut max_share = self.max_minute_ns as f64 / minute;
         if let Some(origin) = self.minute_origin {
-            let bucket_start = origin + self.current_minute * NANOS_PER_MINUTE;
-            let covered = (log_end - bucket_start)
+            let bucket_start =
+                origin.saturating_add(self.current_minute.saturating_mul(NANOS_PER_MINUTE));
+            let covered = log_end
+                .saturating_sub(bucket_start)
                 .clamp(1, NANOS_PER_MINUTE)
                 .max(span_ns.min(NANOS_PER_MINUTE)) as f64;
             max_share = max_share.max(self.current_minute_ns as f64 / covered);
@@ -332,7 +334,7 @@ impl<'w> Analyzer<'w> {
                 self.events += 1;
                 let pending = self.pending_operation.take();
                 let operation = operation.or(pending.as_deref()).unwrap_or("unknown");
-                let start = time.map(|t| t - total_ns);
+                let start = time.map(|t| t.saturating_sub(total_ns));
                 self.extend_span(start, time);
                 self.safepoints.add(operation, total_ns);
                 if let Some(ttsp) = ttsp_ns {
@@ -341,7 +343,10 @@ impl<'w> Analyzer<'w> {
                 if let Some(kind) = gc_operation_kind(operation) {
                     self.pauses_from_safepoints.add(kind, total_ns);
                 }
-                let absolute = line.stamp.epoch_ns.map(|epoch| (epoch - total_ns, epoch));
+                let absolute = line
+                    .stamp
+                    .epoch_ns
+                    .map(|epoch| (epoch.saturating_sub(total_ns), epoch));
                 let operation = operation.to_owned();
                 self.write_timeline(absolute, start.zip(time), "safepoint", &operation);
             }
@@ -357,8 +362,8 @@ impl<'w> Analyzer<'w> {
                 self.events += 1;
                 if let Some(time) = time {
                     let (start, end) = match stamp_at {
-                        StampAt::End => (time - duration_ns, time),
-                        StampAt::Start => (time, time + duration_ns),
+                        StampAt::End => (time.saturating_sub(duration_ns), time),
+                        StampAt::Start => (time, time.saturating_add(duration_ns)),
                     };
                     self.extend_span(Some(start), Some(end));
                     let origin = self.first_time.unwrap_or(start).min(start);
@@ -402,8 +407,8 @@ impl<'w> Analyzer<'w> {
         epoch: Option<i64>,
     ) {
         let (start, end) = match (time, stamp_at) {
-            (Some(t), StampAt::End) => (Some(t - duration_ns), Some(t)),
-            (Some(t), StampAt::Start) => (Some(t), Some(t + duration_ns)),
+            (Some(t), StampAt::End) => (Some(t.saturating_sub(duration_ns)), Some(t)),
+            (Some(t), StampAt::Start) => (Some(t), Some(t.saturating_add(duration_ns))),
             (None, _) => (None, None),
         };
         self.extend_span(start, end);
@@ -412,8 +417,8 @@ impl<'w> Analyzer<'w> {
             self.heap(heap, time);
         }
         let absolute = epoch.map(|epoch| match stamp_at {
-            StampAt::End => (epoch - duration_ns, epoch),
-            StampAt::Start => (epoch, epoch + duration_ns),
+            StampAt::End => (epoch.saturating_sub(duration_ns), epoch),
+            StampAt::Start => (epoch, epoch.saturating_add(duration_ns)),
         });
         self.write_timeline(absolute, start.zip(end), "pause", kind);
     }
@@ -432,11 +437,15 @@ impl<'w> Analyzer<'w> {
             Clock::Uptime => {
                 let uptime = stamp.uptime_ns?;
                 if let Some(last) = self.last_uptime {
-                    if uptime + self.uptime_offset + RESTART_TOLERANCE_NS < last {
+                    if uptime
+                        .saturating_add(self.uptime_offset)
+                        .saturating_add(RESTART_TOLERANCE_NS)
+                        < last
+                    {
                         self.uptime_offset = last;
                     }
                 }
-                let time = uptime + self.uptime_offset;
+                let time = uptime.saturating_add(self.uptime_offset);
                 self.last_uptime = Some(self.last_uptime.map_or(time, |last| last.max(time)));
                 Some(time)
             }
@@ -507,7 +516,7 @@ impl<'w> Analyzer<'w> {
 
     pub fn finish(mut self) -> Report {
         let span_ns = match (self.first_time, self.last_time) {
-            (Some(first), Some(last)) if last > first => Some(last - first),
+            (Some(first), Some(last)) if last > first => Some(last.saturating_sub(first)),
             _ => None,
         };
         let span_s = span_ns.map(|ns| ns as f64 / 1e9);

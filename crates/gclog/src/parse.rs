@@ -220,6 +220,11 @@ fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
     Some(nanos)
 }
 
+/// Longer than any real pause or phase (11.6 days): a number this large is garbage, not a duration.
+const MAX_DURATION_NS: i64 = 1_000_000_000_000_000;
+/// Uptimes beyond ~3 years are not uptimes.
+const MAX_UPTIME_NS: i64 = 100_000_000_000_000_000;
+
 /// `4.736ms`, `0.018s`, `12us`, `1234ns` → nanoseconds.
 fn duration_token(token: &[u8]) -> Option<i64> {
     let (number, scale) = if let Some(number) = token.strip_suffix(b"ms") {
@@ -233,7 +238,7 @@ fn duration_token(token: &[u8]) -> Option<i64> {
     } else {
         return None;
     };
-    decimal_to_ns(number, scale)
+    decimal_to_ns(number, scale).filter(|ns| *ns <= MAX_DURATION_NS)
 }
 
 /// `64M`, `3634.5K`, `0.0B`, `1G` → bytes.
@@ -251,7 +256,9 @@ fn size_token(token: &[u8]) -> Option<f64> {
         return None;
     }
     let value: f64 = as_str(number)?.parse().ok()?;
-    Some(value * multiplier)
+    let bytes = value * multiplier;
+    // More than an exabyte is not a heap.
+    (bytes.is_finite() && bytes < 1e18).then_some(bytes)
 }
 
 /// `6M->5M(64M)` (all collectors) or `30M(23%)->12M(9%)` (ZGC) or `24.0M(256.0M)->3634.5K(256.0M)` (JDK 8 G1).
@@ -321,7 +328,7 @@ fn classify_decorator(content: &[u8], stamp: &mut Stamp) {
         if let Some(number) = content.strip_suffix(b"ms") {
             if let Some(millis) = decimal_to_ns(number, 1_000_000) {
                 // uptimemillis below ~3 years, timemillis (epoch) above.
-                if millis < 100_000_000_000_000_000 {
+                if millis < MAX_UPTIME_NS {
                     stamp.uptime_ns = Some(millis);
                 } else {
                     stamp.epoch_ns = Some(millis);
@@ -331,7 +338,7 @@ fn classify_decorator(content: &[u8], stamp: &mut Stamp) {
         }
         if let Some(number) = content.strip_suffix(b"ns") {
             if let Some(nanos) = decimal_to_ns(number, 1) {
-                if nanos < 100_000_000_000_000_000 {
+                if nanos < MAX_UPTIME_NS {
                     stamp.uptime_ns = Some(nanos);
                 } else {
                     stamp.epoch_ns = Some(nanos);
@@ -341,7 +348,9 @@ fn classify_decorator(content: &[u8], stamp: &mut Stamp) {
         }
         if last == b's' {
             if let Some(nanos) = decimal_to_ns(&content[..content.len() - 1], 1_000_000_000) {
-                stamp.uptime_ns = Some(nanos);
+                if nanos < MAX_UPTIME_NS {
+                    stamp.uptime_ns = Some(nanos);
+                }
             }
         }
         // pid, tid: plain numbers, nothing to keep.
@@ -583,7 +592,7 @@ fn ns_field(fields: &[u8], name: &[u8]) -> Option<i64> {
     if !starts_with(&value[end..], b" ns") {
         return None;
     }
-    decimal_to_ns(&value[..end], 1)
+    decimal_to_ns(&value[..end], 1).filter(|ns| *ns <= MAX_DURATION_NS)
 }
 
 /// JDK 8–16: `Total time for which application threads were stopped: 0.0001986 seconds, Stopping
@@ -611,7 +620,7 @@ fn seconds_field(body: &[u8], name: &[u8]) -> Option<i64> {
     if !starts_with(&value[end..], b" seconds") {
         return None;
     }
-    decimal_to_ns(&value[..end], 1_000_000_000)
+    decimal_to_ns(&value[..end], 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,7 +644,8 @@ fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
         if !seconds.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
             return None;
         }
-        stamp.uptime_ns = Some(decimal_to_ns(seconds, 1_000_000_000)?);
+        stamp.uptime_ns =
+            Some(decimal_to_ns(seconds, 1_000_000_000)?).filter(|ns| *ns < MAX_UPTIME_NS);
         rest = &rest[colon + 2..];
     }
     let stamped = !stamp.is_empty();
@@ -696,7 +706,9 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
     }
     if let Some(tail) = message.strip_prefix(b", ") {
         if let Some(number) = trim_end(tail).strip_suffix(b" secs]") {
-            if let Some(duration_ns) = decimal_to_ns(number, 1_000_000_000) {
+            if let Some(duration_ns) =
+                decimal_to_ns(number, 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS)
+            {
                 return Some(Some(Event::PauseFinish { duration_ns }));
             }
         }
@@ -791,6 +803,10 @@ fn jdk8_kind(body: &[u8]) -> &'static str {
 
 /// The duration at the end of the outermost bracket: the last `, N secs]`.
 fn last_secs(body: &[u8]) -> Option<i64> {
+    last_secs_unchecked(body).filter(|ns| *ns <= MAX_DURATION_NS)
+}
+
+fn last_secs_unchecked(body: &[u8]) -> Option<i64> {
     let end = rfind(body, b" secs]")?;
     let number_start = body[..end]
         .iter()
@@ -840,7 +856,7 @@ fn cms_concurrent(message: &[u8]) -> Event<'_> {
         Some(slash) => &figures[slash + 1..end],
         None => &figures[..end],
     };
-    match decimal_to_ns(wall, 1_000_000_000) {
+    match decimal_to_ns(wall, 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS) {
         Some(duration_ns) => Event::Concurrent {
             duration_ns,
             heap: None,
@@ -864,6 +880,9 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
         Some(number) => decimal_to_ns(number, 1_000_000)?,
         None => decimal_to_ns(duration.strip_suffix(b" secs")?, 1_000_000_000)?,
     };
+    if duration_ns > MAX_DURATION_NS {
+        return None;
+    }
     let (name, heap) = match head.iter().rposition(|b| *b == b' ') {
         Some(space) => match heap_token(&head[space + 1..]) {
             Some(heap) => (&head[..space], Some(heap)),

@@ -58,6 +58,10 @@ pub fn parse_iso8601(text: &[u8]) -> Option<i64> {
     let hour = digits(&text[11..13])?;
     let minute = digits(&text[14..16])?;
     let second = digits(&text[17..19])?;
+    // Years outside 1970–2200 are garbage, and would overflow nanoseconds since the epoch.
+    if !(1970..=2200).contains(&year) {
+        return None;
+    }
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
         return None;
     }
@@ -78,11 +82,11 @@ pub fn parse_iso8601(text: &[u8]) -> Option<i64> {
     let offset_seconds = match rest {
         [] | [b'Z'] => 0,
         [sign @ (b'+' | b'-'), tail @ ..] => {
-            let tail: Vec<u8> = tail.iter().copied().filter(|b| *b != b':').collect();
-            if tail.len() != 4 {
-                return None;
-            }
-            let value = digits(&tail[0..2])? * 3600 + digits(&tail[2..4])? * 60;
+            let (hours, minutes) = match tail {
+                [h1, h2, b':', m1, m2] | [h1, h2, m1, m2] => ([*h1, *h2], [*m1, *m2]),
+                _ => return None,
+            };
+            let value = digits(&hours)? * 3600 + digits(&minutes)? * 60;
             if *sign == b'-' {
                 -value
             } else {

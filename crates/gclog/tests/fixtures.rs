@@ -25,7 +25,8 @@ fn run_with_timeline(paths: &[PathBuf]) -> (Report, String) {
 
 /// The log parts a `.expected` file describes: `NAME.log`, or every part in the directory `NAME/`.
 fn parts_of(expected: &Path) -> Vec<PathBuf> {
-    let stem = expected.with_extension("");
+    let name = expected.to_string_lossy();
+    let stem = PathBuf::from(name.strip_suffix(".expected").expect(".expected file"));
     if stem.is_dir() {
         let mut parts: Vec<PathBuf> = fs::read_dir(&stem)
             .unwrap()
@@ -36,13 +37,13 @@ fn parts_of(expected: &Path) -> Vec<PathBuf> {
         parts.reverse();
         parts
     } else {
-        vec![stem.with_extension("log")]
+        vec![PathBuf::from(format!("{}.log", stem.display()))]
     }
 }
 
 fn expected_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["unified", "jdk8"] {
+    for dir in ["unified", "jdk8", "cassandra"] {
         for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "expected") {
@@ -118,24 +119,35 @@ fn count_lines(path: &Path, needles: &[&str]) -> u64 {
         .count() as u64
 }
 
+fn real_logs() -> Vec<PathBuf> {
+    let mut logs = Vec::new();
+    for dir in ["unified", "cassandra"] {
+        for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "log") {
+                logs.push(path);
+            }
+        }
+    }
+    logs
+}
+
 #[test]
 fn collectors_are_detected() {
-    for entry in fs::read_dir(fixtures().join("unified")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "log") {
-            continue;
-        }
+    for path in real_logs() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let words: Vec<&str> = name.split(['-', '.']).collect();
         let expected = [
-            ("-g1-", "G1"),
-            ("-cms-", "CMS"),
-            ("-zgc", "ZGC"),
-            ("-shenandoah-", "Shenandoah"),
-            ("-parallel-", "Parallel"),
-            ("-serial-", "Serial"),
+            ("g1", "G1"),
+            ("cms", "CMS"),
+            ("zgc", "ZGC"),
+            ("zgcgen", "ZGC"),
+            ("shenandoah", "Shenandoah"),
+            ("parallel", "Parallel"),
+            ("serial", "Serial"),
         ]
         .iter()
-        .find(|(marker, _)| name.contains(marker))
+        .find(|(marker, _)| words.contains(marker))
         .map(|(_, collector)| *collector)
         .unwrap_or_else(|| panic!("{name}: no collector in the name"));
         let report = run(std::slice::from_ref(&path));

@@ -79,13 +79,14 @@ fn analyze_command(args: AnalyzeArgs) -> anyhow::Result<()> {
             .flush()
             .with_context(|| format!("cannot write timeline file {}", path.display()))?;
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+    let rendered = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&report)?)
     } else {
-        write!(out, "{report}")?;
+        report.to_string()
+    };
+    match std::io::stdout().lock().write_all(rendered.as_bytes()) {
+        // `cqlbench gc analyze … | head` closing the pipe early is not an error.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("cannot write to standard output"),
     }
-    Ok(())
 }
