@@ -166,6 +166,20 @@ fn rotated_gzip_parts_in_any_order() {
     let json = json_of(&cqlbench(&args));
     assert_eq!(json["unparsed_lines"], 0);
     assert!(json["pauses"]["count"].as_u64().unwrap() > 0);
+    // The directory stands for its parts.
+    let from_dir = json_of(&cqlbench(&[
+        "gc",
+        "analyze",
+        "--json",
+        dir.to_str().unwrap(),
+    ]));
+    assert_eq!(from_dir["pauses"], json["pauses"]);
+    assert_eq!(from_dir["lines"], json["lines"]);
+    let empty_dir = tempfile::tempdir().unwrap();
+    assert_one_line_error(
+        &cqlbench(&["gc", "analyze", empty_dir.path().to_str().unwrap()]),
+        "no gc*.log* file",
+    );
 }
 
 #[test]

@@ -40,7 +40,8 @@ enum GcCommand {
 
 #[derive(Debug, Args)]
 struct AnalyzeArgs {
-    /// GC log files of one JVM (rotated parts and .gz allowed); `-` reads standard input
+    /// GC log files of one JVM (rotated parts and .gz allowed); `-` reads standard input; a directory
+    /// stands for the gc*.log* files in it (e.g. a node's logs directory)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Print one JSON document instead of the human-readable summary
@@ -58,8 +59,33 @@ pub fn execute(args: GcArgs) -> anyhow::Result<()> {
     }
 }
 
+/// Expands directories into the GC log parts they hold (`gc.log`, `gc.log.3`, `gc.log.0.current`, `gc-2.log.gz` …).
+fn expand_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+    let mut inputs = Vec::new();
+    for file in files {
+        if !file.is_dir() {
+            inputs.push(Input::from_arg(file));
+            continue;
+        }
+        let mut parts: Vec<PathBuf> = std::fs::read_dir(file)
+            .with_context(|| format!("cannot list {}", file.display()))?
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                path.is_file() && name.starts_with("gc") && name.contains(".log")
+            })
+            .collect();
+        if parts.is_empty() {
+            anyhow::bail!("no gc*.log* file in directory {}", file.display());
+        }
+        parts.sort();
+        inputs.extend(parts.into_iter().map(Input::Path));
+    }
+    Ok(inputs)
+}
+
 fn analyze_command(args: AnalyzeArgs) -> anyhow::Result<()> {
-    let inputs: Vec<Input> = args.files.iter().map(|f| Input::from_arg(f)).collect();
+    let inputs = expand_inputs(&args.files)?;
     let mut timeline = match &args.timeline {
         Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
             format!("cannot create timeline file {}", path.display())
