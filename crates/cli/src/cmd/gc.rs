@@ -1,7 +1,7 @@
 //! `cqlbench gc analyze FILE... [--json] [--timeline FILE]`
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{LineWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -87,7 +87,8 @@ fn expand_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
 fn analyze_command(args: AnalyzeArgs) -> anyhow::Result<()> {
     let inputs = expand_inputs(&args.files)?;
     let mut timeline = match &args.timeline {
-        Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
+        // Line by line, so that an interrupted analysis leaves every row written so far.
+        Some(path) => Some(LineWriter::new(File::create(path).with_context(|| {
             format!("cannot create timeline file {}", path.display())
         })?)),
         None => None,
