@@ -446,3 +446,38 @@ fn jdk8_pause_stamps_mark_the_start_and_multi_line_pauses_complete() {
         .expect("initial-mark pause starting at 12.000 s");
     assert_eq!(row, "12.000000,12.030000,pause:Young");
 }
+
+#[test]
+fn pause_percentiles_match_nearest_rank_of_the_raw_durations() {
+    for name in [
+        "j17-g1-exhausted.log",
+        "j25-shenandoah-utc.log",
+        "j11-cms-cqlbench.log",
+    ] {
+        let path = unified(name);
+        let mut durations: Vec<f64> = fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(" Pause ") && l.contains("GC(") && l.ends_with("ms"))
+            .map(|l| {
+                let last = l.rsplit(' ').next().unwrap();
+                last.trim_end_matches("ms").parse::<f64>().unwrap()
+            })
+            .collect();
+        durations.sort_by(f64::total_cmp);
+        let nearest_rank =
+            |q: f64| durations[((q * durations.len() as f64).ceil() as usize).max(1) - 1];
+        let report = run(std::slice::from_ref(&path));
+        for (q, actual) in [
+            (0.5, report.pauses.p50_ms),
+            (0.99, report.pauses.p99_ms),
+            (0.999, report.pauses.p999_ms),
+        ] {
+            let expected = nearest_rank(q);
+            assert!(
+                (actual - expected).abs() <= expected * 0.001 + 1e-6,
+                "{name} p{q}: {actual} vs {expected}"
+            );
+        }
+    }
+}
