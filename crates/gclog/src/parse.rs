@@ -54,8 +54,10 @@ pub enum Event<'a> {
     /// A JDK 8 collection whose line is continued later (`-XX:+PrintAdaptiveSizePolicy` interleaves
     /// lines before its `, 0.0115587 secs]`).
     PauseBegin { kind: &'a str },
-    /// The `, 0.0115587 secs]` line that ends a [`Event::PauseBegin`].
-    PauseFinish { duration_ns: i64 },
+    /// The continuation line (`, 0.0115587 secs]`, `: 1000K->100K(2000K), 0.01 secs] …`,
+    /// ` (concurrent mode failure): …, 1.2 secs]`) that ends a [`Event::PauseBegin`]; `full` when it
+    /// shows the old generation was collected.
+    PauseFinish { duration_ns: i64, full: bool },
     /// JDK 9–16 `Entering safepoint region: OP`, naming the next `Total time …` line.
     SafepointOperation(&'a str),
     /// A concurrent phase or cycle that ran for `duration_ns` of wall time.
@@ -704,14 +706,8 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
         // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
         return Some(Some(Event::Other));
     }
-    if let Some(tail) = message.strip_prefix(b", ") {
-        if let Some(number) = trim_end(tail).strip_suffix(b" secs]") {
-            if let Some(duration_ns) =
-                decimal_to_ns(number, 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS)
-            {
-                return Some(Some(Event::PauseFinish { duration_ns }));
-            }
-        }
+    if let Some(finish) = jdk8_pause_finish(message) {
+        return Some(Some(finish));
     }
     // Unstamped continuation lines of multi-line JDK 8 output.
     let continuation = message.first().is_some_and(|b| b.is_ascii_whitespace())
@@ -720,8 +716,40 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
         || starts_with(message, b"}")
         || starts_with(message, b"Heap")
         || starts_with(message, b"Memory: ")
-        || starts_with(message, b", ");
+        || starts_with(message, b", ")
+        || starts_with(message, b": ")
+        // -XX:+PrintTenuringDistribution inside a collection's output
+        || starts_with(message, b"Desired survivor size ")
+        || starts_with(message, b"- age ");
     continuation.then_some(Some(Event::Other))
+}
+
+/// An unstamped line that closes a collection begun on an earlier line: it ends (before `[Times:`)
+/// with the collection's `, N secs]`.
+fn jdk8_pause_finish(message: &[u8]) -> Option<Event<'static>> {
+    if starts_with(message, b"[") {
+        return None;
+    }
+    let body = match find(message, b"[Times:") {
+        Some(at) => &message[..at],
+        None => message,
+    };
+    let body = trim_end(body);
+    if !body.ends_with(b" secs]") {
+        return None;
+    }
+    Some(Event::PauseFinish {
+        duration_ns: last_secs(body)?,
+        full: collected_old_generation(body),
+    })
+}
+
+/// A young collection that fell back to collecting the old generation (CMS concurrent mode failure,
+/// Serial's young collection turning into a Tenured one) is a full collection in all but name.
+fn collected_old_generation(body: &[u8]) -> bool {
+    find(body, b"[CMS:").is_some()
+        || find(body, b"[Tenured:").is_some()
+        || find(body, b"(concurrent mode failure)").is_some()
 }
 
 fn jdk8_collector_flags(message: &[u8]) -> Event<'_> {
@@ -771,9 +799,13 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
         });
     }
     let kind = jdk8_kind(body);
-    let Some(duration_ns) = last_secs(body) else {
-        // G1 with PrintAdaptiveSizePolicy continues on following lines up to `, N secs]`.
-        return Some(Event::PauseBegin { kind });
+    // Concurrent-phase output printed into the middle of the line means the collection's own
+    // `, N secs]` comes on a later line (as it does with PrintAdaptiveSizePolicy or PrintTenuringDistribution).
+    let interleaved =
+        find(body, b"[CMS-concurrent").is_some() || find(body, b"[GC concurrent").is_some();
+    let duration_ns = match last_secs(body) {
+        Some(duration_ns) if !interleaved => duration_ns,
+        _ => return Some(Event::PauseBegin { kind }),
     };
     Some(Event::Pause {
         kind,
@@ -794,7 +826,7 @@ fn jdk8_kind(body: &[u8]) -> &'static str {
         "Cleanup"
     } else if starts_with(body, b"[GC pause") && find(body, b"(mixed)").is_some() {
         "Mixed"
-    } else if find(body, b"(System.gc())").is_some() && find(body, b"Full").is_some() {
+    } else if collected_old_generation(body) {
         "Full"
     } else {
         "Young"
