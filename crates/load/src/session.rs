@@ -84,15 +84,25 @@ pub async fn connect(options: &RunOptions) -> Result<Session, LoadError> {
     if let Some(credentials) = &options.credentials {
         builder = builder.user(&credentials.username, &credentials.password);
     }
-    if options.tls_ca.is_some() {
-        return Err(LoadError::Tls(
-            "this build of cqlbench has no TLS support yet (--tls)".into(),
-        ));
+    if let Some(ca) = &options.tls_ca {
+        builder = builder.tls_context(Some(tls_context(ca)?));
     }
     builder.build().await.map_err(|e| LoadError::Connect {
         hosts: hosts.join(", "),
         reason: one_line(&e.to_string()),
     })
+}
+
+/// A TLS context that trusts the given CA certificate (PEM) and verifies the server's certificate chain.
+fn tls_context(ca: &std::path::Path) -> Result<openssl::ssl::SslContext, LoadError> {
+    use openssl::ssl::{SslContextBuilder, SslMethod, SslVerifyMode};
+    let fail = |e: openssl::error::ErrorStack| {
+        LoadError::Tls(format!("CA file {}: {}", ca.display(), one_line(&e.to_string())))
+    };
+    let mut context = SslContextBuilder::new(SslMethod::tls()).map_err(fail)?;
+    context.set_ca_file(ca).map_err(fail)?;
+    context.set_verify(SslVerifyMode::PEER);
+    Ok(context.build())
 }
 
 /// Error texts from the driver can span lines; the CLI prints one.

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""cqlbench vs latte, side by side against the same local Cassandra node (a figure, not a test).
+
+For each tool and scenario it prints: client CPU µs per completed operation (user+sys, from the kernel's
+rusage of the whole client process), peak RSS, offered vs achieved rate, p50/p99/p99.9.
+
+Scenarios (same workload shape for both: single-row inserts with a tiny value, 1 thread, 128 in flight,
+1 connection):
+  fixed        3000 ops/s for 60 s
+  unthrottled  as fast as possible for 30 s
+  stall        2000 ops/s for 40 s with the node SIGSTOPped for 2 s at 15 s; both tools' p99/p99.9 are
+               printed beside the truth the schedule implies (an op due t seconds into a stall of length S
+               cannot complete before S - t).
+
+Usage: python3 bench/load/compare.py [--quick] [--skip-stall]
+It builds cqlbench, installs latte 0.29.0 into bench/load/.tools (git-ignored) if missing, starts a 1-node
+cluster `load-bench` on 127.0.3.1 with `cqlbench cluster up`, and stops it at the end.
+Targets (issue 3): cqlbench CPU/op <= 0.5x latte at the fixed rate, <= 0.6x unthrottled; peak RSS <= 32 MB
+at 3000 ops/s; achieved rate within 1%.
+"""
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS = os.path.join(ROOT, "bench", "load", ".tools")
+RESULTS = os.path.join(ROOT, "bench", "load", "results", time.strftime("%Y%m%d-%H%M%S"))
+CQLBENCH = os.path.join(ROOT, "target", "release", "cqlbench")
+LATTE = os.path.join(TOOLS, "bin", "latte")
+CLUSTER = "load-bench"
+HOST = "127.0.3.1"
+
+
+def sh(cmd, **kw):
+    print("+ " + " ".join(cmd), file=sys.stderr)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def ensure_tools():
+    sh(["cargo", "build", "--release", "-p", "cqlbench"], cwd=ROOT)
+    if not os.path.exists(LATTE):
+        sh(["nice", "-n", "19", "cargo", "install", "latte-cli", "--version", "0.29.0", "--locked", "--root", TOOLS])
+
+
+def latte_workload():
+    home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+    found = glob.glob(os.path.join(home, "registry", "src", "*", "latte-cli-0.29.0", "workloads", "basic", "write.rn"))
+    if not found:
+        sys.exit("latte's workloads/basic/write.rn not found in the cargo registry sources")
+    return found[0]
+
+
+def node_pid():
+    home = os.environ.get("CQLBENCH_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cqlbench")
+    with open(os.path.join(home, "clusters", CLUSTER, "cluster.json")) as f:
+        state = json.load(f)
+    return state["nodes"][0]["pid"]
+
+
+def timed(cmd, label, stall=None):
+    """Runs cmd under GNU time; optionally SIGSTOPs the node (at, length) into the run."""
+    os.makedirs(RESULTS, exist_ok=True)
+    rusage = os.path.join(RESULTS, label + ".time")
+    log = open(os.path.join(RESULTS, label + ".log"), "w")
+    stall_info = {}
+
+    def pause(at, length):
+        time.sleep(at)
+        pid = node_pid()
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        time.sleep(length)
+        os.kill(pid, signal.SIGCONT)
+        stall_info["length"] = time.monotonic() - t0
+
+    thread = None
+    if stall:
+        thread = threading.Thread(target=pause, args=stall)
+        thread.start()
+    print(f"+ [{label}] " + " ".join(cmd), file=sys.stderr)
+    subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", rusage] + cmd, stdout=log, stderr=subprocess.STDOUT,
+                   check=True)
+    if thread:
+        thread.join()
+    user, system, max_rss_kb = open(rusage).read().split()[-3:]
+    return float(user) + float(system), int(max_rss_kb) / 1024.0, stall_info.get("length")
+
+
+def run_cqlbench(label, rate, seconds, stall=None):
+    out = os.path.join(RESULTS, label)
+    cmd = [CQLBENCH, "run", "KeyValue", "--host", HOST, "--keyspace", "bench", "-r", "0", "--workload.value_size=1",
+           "-t", "1", "-c", "128", "--connections-per-host", "1", "-d", f"{seconds}s", "-p", "1B", "-o", out]
+    if rate:
+        cmd += ["--rate", str(rate)]
+    cpu, rss, stall_len = timed(cmd, label, stall)
+    s = json.load(open(os.path.join(out, "summary.json")))
+    w = s["ops"]["write"]
+    return dict(tool="cqlbench", ops=w["count"], achieved=s["achieved_rate"], cpu=cpu, rss=rss,
+                p50=w["latency_ms"]["p50"], p99=w["latency_ms"]["p99"], p999=w["latency_ms"]["p999"],
+                svc_p99=w["service_time_ms"]["p99"], stall=stall_len)
+
+
+def run_latte(label, rate, seconds, stall=None):
+    report = os.path.join(RESULTS, label + ".json")
+    workload = latte_workload()
+    sh([LATTE, "schema", workload, HOST], stdout=subprocess.DEVNULL)
+    cmd = [LATTE, "run", workload, "-t", "1", "-p", "128", "-d", f"{seconds}s", "-o", report, HOST]
+    if rate:
+        cmd += ["-r", str(rate)]
+    cpu, rss, stall_len = timed(cmd, label, stall)
+    r = json.load(open(report))
+    res = r["result"]
+    pct = dict(zip(r["percentiles"], [p["value"] for p in res["cycle_latency"]["percentiles"]]))
+    return dict(tool="latte", ops=res["cycle_count"], achieved=res["cycle_count"] / res["elapsed_time_s"], cpu=cpu,
+                rss=rss, p50=pct[50.0], p99=pct[99.0], p999=pct[99.9], svc_p99=None, stall=stall_len)
+
+
+def truth(rate, seconds, stall_at, stall_len, base_ms):
+    """Latency percentiles the schedule implies: ops due during the stall wait for its end."""
+    n = int(rate * seconds)
+    lat = []
+    for i in range(n):
+        t = i / rate
+        extra = (stall_at + stall_len - t) * 1000.0 if stall_at <= t < stall_at + stall_len else 0.0
+        lat.append(base_ms + extra)
+    lat.sort()
+    return {q: lat[min(n - 1, int(q / 100.0 * n))] for q in (50.0, 99.0, 99.9)}
+
+
+def row(scenario, r, offered):
+    us_per_op = r["cpu"] * 1e6 / max(r["ops"], 1)
+    off = f"{offered:>7}" if offered else "  unthr"
+    print(f"{scenario:<12} {r['tool']:<9} {off} {r['achieved']:>9.1f} {us_per_op:>9.1f} {r['rss']:>8.1f} "
+          f"{r['p50']:>9.2f} {r['p99']:>9.2f} {r['p999']:>9.2f}")
+    return us_per_op
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="shorter runs (20 s / 10 s / 30 s stall)")
+    ap.add_argument("--skip-stall", action="store_true")
+    args = ap.parse_args()
+    fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
+
+    ensure_tools()
+    up = subprocess.run([CQLBENCH, "cluster", "up", "--name", CLUSTER, "--base-ip", HOST])
+    if up.returncode != 0:
+        # Already up (possibly started with other options by an earlier run): use it as it is.
+        sh([CQLBENCH, "cluster", "status", "--name", CLUSTER])
+    rows = []
+    try:
+        # Warm the node's JIT for both tools' statements before measuring anything.
+        run_cqlbench("warm-cqlbench", 3000, 10)
+        run_latte("warm-latte", 3000, 10)
+        results = {}
+        for label, rate, secs in (("fixed", 3000, fixed_s), ("unthrottled", None, unthrottled_s)):
+            results[label] = (run_cqlbench(label + "-cqlbench", rate, secs), run_latte(label + "-latte", rate, secs),
+                              rate)
+        if not args.skip_stall:
+            results["stall"] = (run_cqlbench("stall-cqlbench", 2000, stall_s, (stall_at, 2.0)),
+                                run_latte("stall-latte", 2000, stall_s, (stall_at, 2.0)), 2000)
+    finally:
+        sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
+
+    print()
+    print(f"{'scenario':<12} {'tool':<9} {'offered':>7} {'achieved':>9} {'cpu us/op':>9} {'rss MB':>8} "
+          f"{'p50 ms':>9} {'p99 ms':>9} {'p99.9 ms':>9}")
+    ratios = {}
+    for scenario, (ours, theirs, rate) in results.items():
+        a = row(scenario, ours, rate)
+        b = row(scenario, theirs, rate)
+        ratios[scenario] = a / b
+        if scenario == "stall":
+            length = ours["stall"] or 2.0
+            t = truth(2000, stall_s, stall_at, length, ours["p50"])
+            print(f"{'stall':<12} {'truth':<9} {2000:>7} {'':>9} {'':>9} {'':>8} {t[50.0]:>9.2f} {t[99.0]:>9.2f} "
+                  f"{t[99.9]:>9.2f}   (schedule with a {length:.2f} s stall; base = cqlbench p50)")
+    print()
+    fixed = results["fixed"][0]
+    print(f"cqlbench/latte CPU per op: fixed {ratios['fixed']:.2f}x (target <= 0.5), "
+          f"unthrottled {ratios['unthrottled']:.2f}x (target <= 0.6)")
+    print(f"cqlbench peak RSS at 3000 ops/s: {fixed['rss']:.1f} MB (target <= 32); achieved "
+          f"{fixed['achieved']:.1f} ops/s = {100 * (fixed['achieved'] / 3000 - 1):+.2f}% (target within 1%)")
+    print(f"raw results: {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
