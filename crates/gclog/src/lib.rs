@@ -19,7 +19,7 @@ mod time;
 
 pub use analysis::Analyzer;
 pub use input::{order_rotated_parts, Input};
-pub use parse::{parse_line, Event, HeapChange, Line, Stamp, StampAt};
+pub use parse::{parse_line, Event, Format, HeapChange, Line, Stamp, StampAt};
 pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,

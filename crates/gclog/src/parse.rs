@@ -191,8 +191,8 @@ fn as_str(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-/// Parses a non-negative decimal number exactly into `value * 10^9 / divisor` nanoseconds-style
-/// fixed point: `scale_ns` is how many nanoseconds one unit of the number is.
+/// Parses a non-negative decimal number (`4.736`) exactly, without floating point, into nanoseconds
+/// when one unit of the number is `scale_ns` nanoseconds (1 000 000 for milliseconds).
 fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
     let (integer, fraction) = match text.iter().position(|b| *b == b'.') {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
