@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::error::{ClusterError, IoContext, Result};
-use crate::home::Home;
+use crate::home::{FileLock, Home};
 use crate::version::CassandraVersion;
 
 /// A fetched Cassandra: the directory holding `cassandra-all` and all its runtime dependencies.
@@ -49,7 +49,21 @@ pub fn ensure(
 ) -> Result<Distribution> {
     let dir = home.cassandra_dir(&version.raw);
     let lib_dir = dir.join("lib");
-    if dir.join(COMPLETE_MARKER).exists() {
+    let complete = || dir.join(COMPLETE_MARKER).exists();
+    if complete() {
+        return Ok(Distribution {
+            version: version.clone(),
+            lib_dir,
+        });
+    }
+    let lock_path = home
+        .root()
+        .join("cassandra")
+        .join(format!("{}.lock", version.raw));
+    let _lock =
+        FileLock::acquire(&lock_path).context(|| format!("locking {}", lock_path.display()))?;
+    if complete() {
+        // Another cqlbench fetched it while we waited for the lock.
         return Ok(Distribution {
             version: version.clone(),
             lib_dir,
@@ -150,6 +164,17 @@ fn run_mvn(version: &CassandraVersion, staging: &Path) -> Result<()> {
     Err(classify_mvn_failure(version, &text))
 }
 
+/// Phrases in Maven's output that mean it could not reach the repository at all.
+const OFFLINE_MARKERS: [&str; 7] = [
+    "offline mode",
+    "unknownhost",
+    "unknown host",
+    "could not transfer",
+    "network is unreachable",
+    "connection refused",
+    "connect timed out",
+];
+
 /// Turns Maven's page of output into the one cause that matters.
 fn classify_mvn_failure(version: &CassandraVersion, output: &str) -> ClusterError {
     let error_lines: Vec<&str> = output
@@ -162,15 +187,23 @@ fn classify_mvn_failure(version: &CassandraVersion, output: &str) -> ClusterErro
         .map(|l| l.trim_start_matches("[ERROR]").trim().to_string())
         .unwrap_or_else(|| "mvn exited with an error and printed no [ERROR] line".to_string());
     let lower = output.to_lowercase();
-    let offline = lower.contains("offline mode")
-        || lower.contains("unknownhost")
-        || lower.contains("unknown host")
-        || lower.contains("could not transfer")
-        || lower.contains("network is unreachable")
-        || lower.contains("connection refused")
-        || lower.contains("connect timed out");
+    let offline = OFFLINE_MARKERS.iter().any(|m| lower.contains(m));
     let missing = lower.contains("could not find artifact org.apache.cassandra:cassandra-all")
+        || lower.contains("failure to find org.apache.cassandra:cassandra-all")
         || (lower.contains("cassandra-all") && lower.contains("was not found in"));
+    let offline_line = output
+        .lines()
+        .map(|l| l.trim())
+        .find(|l| OFFLINE_MARKERS.iter().any(|m| l.to_lowercase().contains(m)))
+        .map(|l| {
+            // "… could not be resolved: Cannot access central (…) in offline mode and …": keep the cause.
+            let start = l.find("Cannot access").unwrap_or(0);
+            l[start..]
+                .trim_start_matches("[ERROR]")
+                .trim_start_matches("[WARNING]")
+                .trim()
+                .to_string()
+        });
     if missing && !offline {
         ClusterError::VersionNotOnMavenCentral {
             version: version.raw.clone(),
@@ -178,7 +211,7 @@ fn classify_mvn_failure(version: &CassandraVersion, output: &str) -> ClusterErro
     } else if offline {
         ClusterError::MvnOffline {
             version: version.raw.clone(),
-            detail: shorten(&first_error),
+            detail: shorten(&offline_line.unwrap_or(first_error)),
         }
     } else {
         ClusterError::MvnFailed {

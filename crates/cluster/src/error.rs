@@ -44,6 +44,9 @@ pub enum ClusterError {
         found: String,
     },
 
+    #[error("--jdk {0}: no JDK there (expected a JDK directory containing bin/java)")]
+    NoJdkAtPath(PathBuf),
+
     #[error("installing JDK {major} with pip failed: {detail}")]
     JdkInstallFailed { major: u32, detail: String },
 
@@ -54,10 +57,11 @@ pub enum ClusterError {
         what: &'static str,
     },
 
-    #[error("node {node} ({address}) died during start-up; last log lines: {log_tail}")]
+    #[error("node {node} ({address}) died during start-up ({how}); last log lines: {log_tail}")]
     NodeDied {
         node: usize,
         address: String,
+        how: String,
         log_tail: String,
     },
 

@@ -44,3 +44,29 @@ impl Home {
         self.clusters_dir().join(name)
     }
 }
+
+/// An exclusive advisory lock on a file, held until dropped: two cqlbench processes never fetch
+/// the same Cassandra version or install the same JDK at once.
+pub struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    pub fn acquire(path: &Path) -> std::io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // SAFETY: flock on a file descriptor we own; blocks until the lock is ours.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Self { _file: file })
+    }
+}

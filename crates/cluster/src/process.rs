@@ -1,12 +1,31 @@
 //! Node processes: start detached, check by PID (guarding against PID reuse), signal, stop and verify.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::{ClusterError, IoContext, Result};
+
+fn exits() -> &'static Mutex<HashMap<i32, ExitStatus>> {
+    static EXITS: OnceLock<Mutex<HashMap<i32, ExitStatus>>> = OnceLock::new();
+    EXITS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// How a node this process started has ended ("exit code 1", "signal 9"), once it has.
+pub fn exit_description(pid: i32) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let exits = exits().lock().unwrap_or_else(|e| e.into_inner());
+    let status = exits.get(&pid)?;
+    Some(match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => status.to_string(),
+    })
+}
 
 /// What `/proc` says about a PID we recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +58,17 @@ pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Res
         .spawn()
         .context(|| format!("starting {}", java.display()))?;
     let pid = child.id() as i32;
-    // Reap the child when it exits, so a killed node never lingers as a zombie of a long-lived caller.
+    // Reap the child when it exits, so a killed node never lingers as a zombie of a long-lived
+    // caller, and remember how it ended for the error message.
     std::thread::Builder::new()
         .name(format!("reap-{pid}"))
         .spawn(move || {
-            let _ = child.wait();
+            if let Ok(status) = child.wait() {
+                exits()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(pid, status);
+            }
         })
         .context(|| "starting a reaper thread".to_string())?;
     Ok(pid)
@@ -145,6 +170,11 @@ fn wait_gone(processes: &[(i32, &Path)], limit: Duration) -> bool {
     }
 }
 
+/// The line cqlbench writes into a node's stdout.log before each start.
+pub const START_HEADER: &str = "==== cqlbench starting node";
+/// The command line cqlbench logs after the header starts with this.
+pub const COMMAND_LINE_PREFIX: &str = "==== command: ";
+
 /// The last lines of a node's logs that explain a failure: errors first, else the plain tail.
 pub fn log_tail(logs: &[&Path], lines: usize) -> String {
     let mut tail: Vec<String> = Vec::new();
@@ -152,7 +182,16 @@ pub fn log_tail(logs: &[&Path], lines: usize) -> String {
         let Ok(text) = read_end(log, 64 * 1024) else {
             continue;
         };
-        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        // Only this start's output: what follows cqlbench's last start header (and not the header).
+        let this_start = text
+            .rfind(START_HEADER)
+            .and_then(|i| text[i..].find('\n').map(|nl| i + nl + 1))
+            .map(|i| &text[i..])
+            .unwrap_or(&text);
+        let all: Vec<&str> = this_start
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with(COMMAND_LINE_PREFIX))
+            .collect();
         let errors: Vec<&str> = all
             .iter()
             .copied()
@@ -244,6 +283,11 @@ mod tests {
         assert_eq!(state(pid, marker), ProcessState::Stopped);
         stop_all(&[(pid, marker)], Duration::from_secs(5)).unwrap();
         assert!(!is_alive(pid, marker));
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            exit_description(pid).as_deref(),
+            Some("killed by signal 15")
+        );
     }
 
     #[test]
@@ -256,6 +300,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(log_tail(&[&log], 3), "ERROR [main] boom: port taken");
+        let stdout = dir.path().join("stdout.log");
+        std::fs::write(
+            &stdout,
+            format!("{START_HEADER} 1\n{COMMAND_LINE_PREFIX}java -Xbogus\nold run\n\n{START_HEADER} 1\n{COMMAND_LINE_PREFIX}java\nonly this run\n"),
+        )
+        .unwrap();
+        assert_eq!(log_tail(&[&stdout], 3), "only this run");
         let plain = dir.path().join("plain.log");
         std::fs::write(&plain, "one\ntwo\nthree\n").unwrap();
         assert_eq!(log_tail(&[&plain], 2), "two | three");

@@ -1,0 +1,172 @@
+//! A real 1-node cluster with Shenandoah and a 512M heap: it answers CQL, the live JVM runs
+//! Shenandoah, the GC log exists and grows, the fault tools work, and `down` leaves no process.
+
+#[path = "common/cluster_support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use cqlbench_cluster::cql::block_on;
+use scylla::statement::Consistency;
+use support::{cqlbench, jcmd, session, statement, status_json, ClusterGuard};
+
+const NAME: &str = "test-one-node";
+const BASE_IP: &str = "127.0.1.10";
+
+#[test]
+fn one_node_shenandoah_cluster_round_trip() {
+    let guard = ClusterGuard::fresh(NAME);
+    let up_args = [
+        "cluster",
+        "up",
+        "--name",
+        NAME,
+        "--base-ip",
+        BASE_IP,
+        "--gc",
+        "shenandoah",
+        "--heap",
+        "512M",
+    ];
+    let run = cqlbench(&up_args);
+    assert!(run.ok(), "up failed: {}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("cluster test-one-node up: 1 node at 127.0.1.10:9042"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("starting node 1"),
+        "no progress shown: {}",
+        run.stderr
+    );
+
+    let state = guard.state();
+    let node = &state.nodes[0];
+    let pid = node.pid.expect("node has a PID");
+    assert!(support::process_exists(pid));
+
+    // CQL answers: a real write and read back.
+    let contact = state.cql_contact_points();
+    let value = block_on(async move {
+        let session = session(&contact).await;
+        session
+            .query_unpaged(
+                "CREATE KEYSPACE IF NOT EXISTS one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                &[],
+            )
+            .await
+            .expect("create keyspace");
+        session
+            .query_unpaged(
+                "CREATE TABLE IF NOT EXISTS one.kv (k int PRIMARY KEY, v text)",
+                &[],
+            )
+            .await
+            .expect("create table");
+        for k in 0..500 {
+            session
+                .query_unpaged(
+                    statement("INSERT INTO one.kv (k, v) VALUES (?, ?)", Consistency::One),
+                    (k, format!("value-{k}")),
+                )
+                .await
+                .expect("insert");
+        }
+        let rows = session
+            .query_unpaged("SELECT v FROM one.kv WHERE k = 42", &[])
+            .await
+            .expect("select")
+            .into_rows_result()
+            .expect("rows");
+        rows.single_row::<(String,)>().expect("one row").0
+    });
+    assert_eq!(value, "value-42");
+
+    // The live JVM runs Shenandoah with the requested heap, and the state file recorded it.
+    let flags = jcmd(&state, pid, "VM.flags");
+    assert!(flags.contains("-XX:+UseShenandoahGC"), "{flags}");
+    assert!(flags.contains("-XX:MaxHeapSize=536870912"), "{flags}");
+    assert_eq!(node.effective_collector.as_deref(), Some("UseShenandoahGC"));
+    assert!(node
+        .effective_jvm_flags
+        .iter()
+        .any(|f| f == "-XX:+UseShenandoahGC"));
+
+    // The unified GC log exists, names the collector, has safepoint events, and grows.
+    let log_before = std::fs::read_to_string(&node.gc_log).expect("gc.log exists");
+    assert!(
+        log_before.contains("Using Shenandoah"),
+        "gc.log does not name Shenandoah"
+    );
+    assert!(
+        log_before.contains("[safepoint"),
+        "gc.log has no safepoint events"
+    );
+    jcmd(&state, pid, "GC.run");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut grown = false;
+    while Instant::now() < deadline && !grown {
+        grown = std::fs::metadata(&node.gc_log)
+            .map(|m| m.len())
+            .unwrap_or(0)
+            > log_before.len() as u64;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(grown, "gc.log did not grow after a GC");
+
+    // Repeating `up` finds the running cluster and starts nothing.
+    let again = cqlbench(&up_args);
+    assert!(again.ok(), "{}", again.stderr);
+    assert!(again.stderr.contains("already up"), "{}", again.stderr);
+    assert_eq!(guard.state().nodes[0].pid, Some(pid));
+
+    // Status reads the live cluster.
+    let status = status_json(NAME);
+    let node_status = &status["nodes"][0];
+    assert_eq!(node_status["process"], "up");
+    assert_eq!(node_status["answers_cql"], true);
+    let owns = node_status["ownership_percent"]
+        .as_f64()
+        .expect("ownership");
+    assert!((owns - 100.0).abs() < 0.01, "{owns}");
+    assert_eq!(status["gc"], "shenandoah");
+
+    let logs = cqlbench(&[
+        "cluster", "logs", "--name", NAME, "--node", "1", "--lines", "400",
+    ]);
+    assert!(logs.ok());
+    assert!(
+        logs.stdout.contains("Starting listening for CQL clients"),
+        "{}",
+        logs.stdout
+    );
+
+    // Pause: SIGSTOP shows as paused, resume brings CQL back; --for resumes by itself.
+    let paused = cqlbench(&["cluster", "pause", "--name", NAME, "--node", "1"]);
+    assert!(paused.ok(), "{}", paused.stderr);
+    assert_eq!(status_json(NAME)["nodes"][0]["process"], "paused");
+    assert!(cqlbench(&["cluster", "resume", "--name", NAME, "--node", "1"]).ok());
+    let started = Instant::now();
+    let timed = cqlbench(&[
+        "cluster", "pause", "--name", NAME, "--node", "1", "--for", "1s",
+    ]);
+    assert!(timed.ok(), "{}", timed.stderr);
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    let after = status_json(NAME);
+    assert_eq!(after["nodes"][0]["process"], "up");
+    assert_eq!(after["nodes"][0]["answers_cql"], true);
+
+    // Down stops the JVM and verifies it; repeating it is harmless.
+    let down = cqlbench(&["cluster", "down", "--name", NAME]);
+    assert!(down.ok(), "{}", down.stderr);
+    assert!(down.stdout.contains("no process left"));
+    assert!(
+        !support::process_exists(pid),
+        "node process {pid} still exists"
+    );
+    assert_eq!(guard.state().nodes[0].pid, None);
+    assert!(cqlbench(&["cluster", "down", "--name", NAME]).ok());
+    assert_eq!(status_json(NAME)["nodes"][0]["process"], "down");
+}

