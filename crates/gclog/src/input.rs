@@ -14,6 +14,39 @@ const READ_BUFFER: usize = 256 * 1024;
 const LINES_TO_FIND_FIRST_STAMP: usize = 5000;
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Longest line kept; the rest of a longer line is skipped, so that a file without line breaks
+/// cannot make memory grow with its size. Real GC log lines are well under 1 KiB.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Reads one line (with its `\n`) into `line`, keeping at most [`MAX_LINE_BYTES`] of it. Returns the
+/// number of bytes consumed from the reader (0 at the end).
+pub fn read_line_bounded(reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
+    line.clear();
+    let mut consumed = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(consumed);
+        }
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(newline) => (&available[..=newline], true),
+            None => (available, false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = chunk.len();
+        reader.consume(used);
+        consumed += used;
+        if done {
+            return Ok(consumed);
+        }
+    }
+}
+
 /// One part of a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
@@ -84,10 +117,8 @@ fn first_stamp(input: &Input) -> Result<(Option<i64>, Option<i64>), GcLogError> 
     let mut reader = input.open()?;
     let mut line = Vec::new();
     for _ in 0..LINES_TO_FIND_FIRST_STAMP {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|source| GcLogError::Read {
+        let read =
+            read_line_bounded(&mut *reader, &mut line).map_err(|source| GcLogError::Read {
                 path: input.display(),
                 source,
             })?;
@@ -130,6 +161,22 @@ pub fn order_rotated_parts(inputs: &[Input]) -> Result<Vec<Input>, GcLogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_are_cut_and_consumed_whole() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES * 3];
+        text.extend_from_slice(b"\nnext\n");
+        let mut reader = io::BufReader::with_capacity(1000, &text[..]);
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut line).unwrap(),
+            MAX_LINE_BYTES * 3 + 1
+        );
+        assert_eq!(line.len(), MAX_LINE_BYTES);
+        assert_eq!(read_line_bounded(&mut reader, &mut line).unwrap(), 5);
+        assert_eq!(line, b"next\n");
+        assert_eq!(read_line_bounded(&mut reader, &mut line).unwrap(), 0);
+    }
 
     #[test]
     fn rotation_ranks() {

@@ -26,7 +26,7 @@ pub use report::{
 };
 pub use time::format_iso8601;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -69,14 +69,12 @@ pub fn analyze(
     for part in &ordered {
         let mut reader = part.open()?;
         loop {
-            buffer.clear();
-            let read =
-                reader
-                    .read_until(b'\n', &mut buffer)
-                    .map_err(|source| GcLogError::Read {
-                        path: part.display(),
-                        source,
-                    })?;
+            let read = input::read_line_bounded(&mut *reader, &mut buffer).map_err(|source| {
+                GcLogError::Read {
+                    path: part.display(),
+                    source,
+                }
+            })?;
             if read == 0 {
                 break;
             }
