@@ -132,6 +132,22 @@ pub async fn session(contact_points: &[std::net::SocketAddr]) -> scylla::client:
     builder.build().await.expect("CQL session")
 }
 
+/// A session that only ever coordinates through `coordinators` (e.g. all but a paused node, which
+/// the driver cannot tell from a slow one), while replicas still include every node.
+pub async fn session_through(
+    coordinators: &[std::net::SocketAddr],
+) -> scylla::client::session::Session {
+    let filter =
+        scylla::policies::host_filter::AllowListHostFilter::new(coordinators.iter().copied())
+            .expect("allow list");
+    let mut builder = scylla::client::session_builder::SessionBuilder::new()
+        .host_filter(std::sync::Arc::new(filter));
+    for point in coordinators {
+        builder = builder.known_node_addr(*point);
+    }
+    builder.build().await.expect("CQL session")
+}
+
 /// `jcmd PID COMMAND` with the cluster's own JDK; returns stdout.
 pub fn jcmd(state: &ClusterState, pid: i32, command: &str) -> String {
     let output = Command::new(state.jdk.jcmd())
