@@ -5,6 +5,12 @@
 //! ZGC, Shenandoah, generational Shenandoah) and both safepoint formats. Memory stays constant whatever
 //! the log size: durations go into fixed-size histograms, never into lists.
 //!
+//! Facts the analysis rests on: a unified-logging line is written when its event ends (start = stamp −
+//! duration), while JDK 8 stamps a collection when it begins; HotSpot's `Total time for which application
+//! threads were stopped` already includes `Stopping threads took` (never added twice); GC pauses run
+//! inside safepoints, so when a log has safepoint lines they are the stopped intervals and pause lines
+//! are not counted again.
+//!
 //! ```no_run
 //! use cqlbench_gclog::{analyze, Input};
 //! let report = analyze(&[Input::Path("gc.log".into())], None, &mut |_| {}).unwrap();
