@@ -117,6 +117,16 @@ pub fn parse_line(raw: &[u8]) -> Option<Line<'_>> {
     if let Some(parsed) = jdk8_line(line) {
         return parsed;
     }
+    if find(line, b" GC log file created ").is_some()
+        || find(line, b" GC log file has reached the maximum size").is_some()
+    {
+        // JDK 8 -XX:+UseGCLogFileRotation bookkeeping at the top and bottom of each part.
+        return Some(Line {
+            stamp: Stamp::default(),
+            event: Event::Other,
+            format: Format::Jdk8,
+        });
+    }
     // A unified log written with `none` decorators: the bare message.
     let event = unified_message(line)?;
     let known = !matches!(event, Event::Other) || starts_with(line, b"GC(");
@@ -1025,6 +1035,14 @@ mod tests {
             parse_line(b"[0.433s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause)")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn jdk8_rotation_bookkeeping_is_understood() {
+        let created = "2020-03-01 10:00:00 GC log file created /var/log/cassandra/gc.log.1";
+        assert_eq!(event(created), Event::Other);
+        let full = "2020-03-01 10:00:00 GC log file has reached the maximum size. Saved as /var/log/cassandra/gc.log.0";
+        assert_eq!(event(full), Event::Other);
     }
 
     #[test]
