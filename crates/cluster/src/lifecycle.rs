@@ -23,7 +23,7 @@ use crate::process::{self, ProcessState};
 use crate::spec::{ClusterSpec, NATIVE_PORT, STORAGE_PORT};
 use crate::state::{ClusterState, NodeState};
 use crate::tokens;
-use crate::version::CassandraVersion;
+use crate::version::{CassandraVersion, Series};
 
 /// How long `down` lets Cassandra flush and exit after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(30);
@@ -324,9 +324,11 @@ fn start_nodes(
 ) -> Result<()> {
     let timeout = Duration::from_secs(launcher.spec.start_timeout_secs);
     let (seed, others): (Vec<usize>, Vec<usize>) = to_start.iter().partition(|&&i| i == 1);
-    // All nodes start at once: on a small machine start-up is CPU-bound, so overlapping the seed's
-    // start with the others' JVM warm-up is what makes 3 nodes ready in about 30 s. A non-seed's
-    // gossip shadow round retries for RING_DELAY (30 s) until the seed answers.
+    // On 4.x/5.0 all nodes start at once: start-up is CPU-bound on a small machine, so overlapping
+    // the seed's start with the others' JVM warm-up is what makes 3 nodes ready in about 30 s (a
+    // non-seed's gossip shadow round retries until the seed answers). 6.0's cluster metadata service
+    // must be initialised by the seed alone first, so there the others wait for node 1.
+    let seed_first = launcher.version.series == Series::V6_0;
     if !seed.is_empty() {
         progress(&format!(
             "starting node 1 ({}): Cassandra {} on JDK {}, {}",
@@ -337,6 +339,9 @@ fn start_nodes(
         ));
         launcher.launch(state.node_mut(1)?)?;
         state.save()?;
+        if seed_first {
+            wait_seed(state, timeout, started, progress)?;
+        }
     }
     if !others.is_empty() {
         progress(&format!(
@@ -353,12 +358,8 @@ fn start_nodes(
         }
         state.save()?;
     }
-    if !seed.is_empty() {
-        wait_ready(state, &[1], false, timeout)?;
-        progress(&format!(
-            "node 1 answers CQL after {:.1} s",
-            started.elapsed().as_secs_f64()
-        ));
+    if !seed.is_empty() && !seed_first {
+        wait_seed(state, timeout, started, progress)?;
     }
     let all: Vec<usize> = state.nodes.iter().map(|n| n.index).collect();
     wait_ready(state, &all, true, timeout)?;
@@ -366,6 +367,20 @@ fn start_nodes(
         record_effective_flags(state.node_mut(index)?, &launcher.jdk.jcmd());
     }
     state.save()
+}
+
+fn wait_seed(
+    state: &ClusterState,
+    timeout: Duration,
+    started: Instant,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    wait_ready(state, &[1], false, timeout)?;
+    progress(&format!(
+        "node 1 answers CQL after {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
 }
 
 /// Waits until each node in `indices` answers CQL and (if `with_peers`) lists every other node of
@@ -386,7 +401,7 @@ fn wait_ready(
             if node.process_state() == ProcessState::Gone {
                 let how = node
                     .pid
-                    .and_then(process::exit_description)
+                    .and_then(|pid| process::wait_exit_description(pid, Duration::from_secs(1)))
                     .unwrap_or_else(|| "exited".to_string());
                 return Err(ClusterError::NodeDied {
                     node: index,

@@ -27,6 +27,20 @@ pub fn exit_description(pid: i32) -> Option<String> {
     })
 }
 
+/// Like [`exit_description`], giving the reaper thread up to `limit` to record the exit.
+pub fn wait_exit_description(pid: i32, limit: Duration) -> Option<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(description) = exit_description(pid) {
+            return Some(description);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// What `/proc` says about a PID we recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcessState {
