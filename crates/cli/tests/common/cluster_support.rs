@@ -75,25 +75,49 @@ pub fn cqlbench_with(args: &[&str], env: &[(&str, &str)], path: Option<&Path>) -
 /// Destroys the named test cluster when dropped, even if the test panicked.
 pub struct ClusterGuard {
     pub name: String,
+    /// A private `CQLBENCH_HOME`, or `None` for the shared cache.
+    pub home: Option<String>,
 }
 
 impl ClusterGuard {
     /// Starts from a clean slate: a leftover cluster of a crashed earlier run is destroyed first.
     pub fn fresh(name: &str) -> Self {
-        let _ = cqlbench(&["cluster", "destroy", "--name", name]);
-        Self {
+        Self::fresh_in(name, None)
+    }
+
+    pub fn fresh_in(name: &str, home: Option<&str>) -> Self {
+        let guard = Self {
             name: name.to_string(),
+            home: home.map(str::to_string),
+        };
+        guard.destroy();
+        guard
+    }
+
+    fn destroy(&self) {
+        let _ = self.run(&["cluster", "destroy", "--name", &self.name]);
+    }
+
+    /// Runs `cqlbench` against this guard's cache.
+    pub fn run(&self, args: &[&str]) -> Run {
+        match &self.home {
+            Some(home) => cqlbench_with(args, &[("CQLBENCH_HOME", home)], None),
+            None => cqlbench(args),
         }
     }
 
     pub fn state(&self) -> ClusterState {
-        ClusterState::load_existing(&Home::from_env(), &self.name).expect("cluster state")
+        let home = match &self.home {
+            Some(home) => Home::new(home),
+            None => Home::from_env(),
+        };
+        ClusterState::load_existing(&home, &self.name).expect("cluster state")
     }
 }
 
 impl Drop for ClusterGuard {
     fn drop(&mut self) {
-        let _ = cqlbench(&["cluster", "destroy", "--name", &self.name]);
+        self.destroy();
     }
 }
 
