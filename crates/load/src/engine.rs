@@ -54,7 +54,12 @@ fn classify(error: &ExecutionError) -> ErrorKind {
 }
 
 /// Sends operation `index` and reports when it completed.
-async fn execute(ctx: &Ctx, index: u64, intended: Option<Instant>) -> Completion {
+async fn execute(
+    ctx: &Ctx,
+    index: u64,
+    intended: Option<Instant>,
+    slot_limited: bool,
+) -> Completion {
     let op = ctx.plan.op_type(index);
     let sent = Instant::now();
     let session = &ctx.session;
@@ -114,6 +119,7 @@ async fn execute(ctx: &Ctx, index: u64, intended: Option<Instant>) -> Completion
         sent,
         done,
         error: result.err().map(|e| classify(&e)),
+        slot_limited,
     }
 }
 
@@ -183,6 +189,7 @@ async fn drive(
                 (plan.base + n, None)
             }
         };
+        let mut slot_limited = false;
         if in_flight.len() >= plan.concurrency {
             while in_flight.len() >= plan.concurrency {
                 if let Some(c) = in_flight.next().await {
@@ -190,6 +197,7 @@ async fn drive(
                 }
             }
             if intended.is_some_and(|due| Instant::now() > due) {
+                slot_limited = true;
                 if let Ok(mut r) = recorder.lock() {
                     r.concurrency_limited += 1;
                 }
@@ -212,7 +220,7 @@ async fn drive(
                 break;
             }
         }
-        in_flight.push(execute(&ctx, index, intended));
+        in_flight.push(execute(&ctx, index, intended, slot_limited));
     }
     if let (Some(count), Some(_)) = (plan.count, interval_nanos) {
         if relative < count {
@@ -223,22 +231,6 @@ async fn drive(
         record(c);
     }
     TaskOutcome { unsent }
-}
-
-/// jHiccup-style probe: a 1 ms timer on the client's runtime; its lateness is time the client itself
-/// could not run (a busy or descheduled worker), which would otherwise pass for server latency.
-async fn hiccup_probe(histogram: Arc<Mutex<Histogram<u64>>>, stop: Arc<AtomicBool>) {
-    let tick = Duration::from_millis(1);
-    let mut next = Instant::now() + tick;
-    while !stop.load(Ordering::Relaxed) {
-        tokio::time::sleep_until(next.into()).await;
-        let now = Instant::now();
-        let late = now.saturating_duration_since(next).as_micros().max(1) as u64;
-        if let Ok(mut h) = histogram.lock() {
-            let _ = h.record(late);
-        }
-        next = now + tick;
-    }
 }
 
 /// Per-operation-type totals kept by the reporter.
@@ -333,11 +325,16 @@ fn spawn_stop_on_ctrl_c(ctx: &Arc<Ctx>) {
 pub fn run(options: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunResult, LoadError> {
     options.validate()?;
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(options.threads.clamp(1, cores))
-        .enable_all()
-        .build()
-        .map_err(LoadError::Runtime)?;
+    let workers = options.threads.clamp(1, cores);
+    // One worker: a current-thread runtime spares the hand-offs between the reporter and the worker.
+    let mut builder = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
+    let runtime = builder.enable_all().build().map_err(LoadError::Runtime)?;
     runtime.block_on(run_async(options, progress))
 }
 
@@ -370,10 +367,6 @@ async fn run_async(
     } else {
         None
     };
-
-    let hiccup = Arc::new(Mutex::new(new_histogram()));
-    let probe_stop = Arc::new(AtomicBool::new(false));
-    tokio::spawn(hiccup_probe(hiccup.clone(), probe_stop.clone()));
 
     // A short lead so that the first operations are not already late when the tasks start.
     let start = Instant::now() + Duration::from_millis(20);
@@ -444,17 +437,8 @@ async fn run_async(
         };
         let now = Instant::now();
         let interval = drain(&phase.recorders);
-        let hiccup_interval = hiccup.lock().map(|mut h| {
-            let copy = h.clone();
-            h.reset();
-            copy
-        });
-        let hiccup_max_ms = hiccup_interval
-            .as_ref()
-            .map_or(0.0, |h| h.max() as f64 / 1000.0);
-        if let Ok(h) = &hiccup_interval {
-            let _ = totals.hiccup.add(h);
-        }
+        let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
+        let _ = totals.hiccup.add(&interval.lateness);
         let offered = offered_in(&plan, last_tick, now);
         let length = now.saturating_duration_since(last_tick);
         if interval.warmup.iter().any(|s| s.count > 0) {
@@ -501,7 +485,6 @@ async fn run_async(
         ));
         last_tick = now;
         if finished {
-            probe_stop.store(true, Ordering::Relaxed);
             let table = format_result_table(&summary);
             return Ok(RunResult {
                 summary,
@@ -603,6 +586,9 @@ fn build_summary(
     let rate_note = match base.target_rate {
         None => "unthrottled (as fast as the in-flight limit allows)".to_string(),
         Some(_) if status == "running" => "running".to_string(),
+        Some(_) if status == "interrupted" => format!(
+            "interrupted after {elapsed:.1} s; {unsent} scheduled operations were not sent"
+        ),
         Some(target) if rate_kept && unsent == 0 => format!("kept the target rate ({target:.0} ops/s offered)"),
         Some(target) => format!(
             "OFFERED {target:.0} ops/s BUT ACHIEVED {achieved:.1} ops/s: the server could not keep up{}; \

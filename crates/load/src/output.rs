@@ -311,7 +311,7 @@ pub fn format_result_table(summary: &Summary) -> String {
     }
     out.push('\n');
     out.push_str(&format!(
-        "client: hiccup p99 {} ms, max {} ms; {} ops waited for a free in-flight slot (limit {}){}\n",
+        "client: own send lateness p99 {} ms, max {} ms; {} ops waited for a free in-flight slot (limit {}){}\n",
         fmt_ms(summary.client.hiccup_ms.p99),
         fmt_ms(summary.client.hiccup_ms.max),
         summary.client.concurrency_limited_ops,

@@ -64,6 +64,8 @@ pub struct Completion {
     pub sent: Instant,
     pub done: Instant,
     pub error: Option<ErrorKind>,
+    /// The operation had to wait for a free in-flight slot (so its send lateness is not the client's).
+    pub slot_limited: bool,
 }
 
 /// Measurements of one operation type.
@@ -110,7 +112,7 @@ fn micros(from: Instant, to: Instant) -> u64 {
 }
 
 /// What one scheduler thread records between two reporter ticks; the reporter drains it each second.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct IntervalRecorder {
     pub measured: [OpStats; 2],
     pub warmup: [OpStats; 2],
@@ -118,6 +120,21 @@ pub struct IntervalRecorder {
     pub concurrency_limited: u64,
     /// Completion time of the latest measured operation.
     pub last_done: Option<Instant>,
+    /// Send lateness (actual send - intended start) of operations that had a free slot: the client's own
+    /// scheduling lateness, like jHiccup's, measured on every operation instead of a probe.
+    pub lateness: Histogram<u64>,
+}
+
+impl Default for IntervalRecorder {
+    fn default() -> Self {
+        IntervalRecorder {
+            measured: Default::default(),
+            warmup: Default::default(),
+            concurrency_limited: 0,
+            last_done: None,
+            lateness: new_histogram(),
+        }
+    }
 }
 
 impl IntervalRecorder {
@@ -143,6 +160,11 @@ impl IntervalRecorder {
         if let Some(kind) = completion.error {
             stats.errors.add(kind);
         }
+        if !completion.slot_limited {
+            let _ = self
+                .lateness
+                .record(micros(completion.intended, completion.sent));
+        }
     }
 
     /// Moves everything recorded so far into `into` and starts afresh.
@@ -156,6 +178,8 @@ impl IntervalRecorder {
         into.concurrency_limited += self.concurrency_limited;
         self.concurrency_limited = 0;
         into.last_done = into.last_done.max(self.last_done.take());
+        let _ = into.lateness.add(&self.lateness);
+        self.lateness.reset();
     }
 }
 
@@ -174,11 +198,14 @@ mod tests {
             sent: t0 + Duration::from_millis(900),
             done: t0 + Duration::from_millis(1000),
             error: Some(ErrorKind::Timeout),
+            slot_limited: false,
         };
         rec.record(&c, t0);
         let w = &rec.measured[OpType::Write.index()];
         assert!((w.latency.max() as i64 - 1_000_000).abs() < 1000);
         assert!((w.service.max() as i64 - 100_000).abs() < 100);
+        // Sent 900 ms late with a free slot: that lateness is the client's own.
+        assert!((rec.lateness.max() as i64 - 900_000).abs() < 1000);
         assert_eq!(w.errors.timeout, 1);
         assert_eq!(rec.measured[OpType::Read.index()].count, 0);
         // An operation intended before the measured phase belongs to the warm-up.

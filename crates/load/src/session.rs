@@ -97,7 +97,11 @@ pub async fn connect(options: &RunOptions) -> Result<Session, LoadError> {
 fn tls_context(ca: &std::path::Path) -> Result<openssl::ssl::SslContext, LoadError> {
     use openssl::ssl::{SslContextBuilder, SslMethod, SslVerifyMode};
     let fail = |e: openssl::error::ErrorStack| {
-        LoadError::Tls(format!("CA file {}: {}", ca.display(), one_line(&e.to_string())))
+        LoadError::Tls(format!(
+            "CA file {}: {}",
+            ca.display(),
+            one_line(&e.to_string())
+        ))
     };
     let mut context = SslContextBuilder::new(SslMethod::tls()).map_err(fail)?;
     context.set_ca_file(ca).map_err(fail)?;
