@@ -5,7 +5,7 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::parse::{parse_line, Event, Format, HeapChange, Stamp, StampAt};
+use crate::parse::{parse_line_lazily, Event, Format, HeapChange, Stamp, StampAt};
 use crate::report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
@@ -296,7 +296,7 @@ impl<'w> Analyzer<'w> {
     /// Feeds one line (with or without its line terminator).
     pub fn feed(&mut self, raw: &[u8]) {
         self.lines += 1;
-        let Some(line) = parse_line(raw) else {
+        let Some(line) = parse_line_lazily(raw) else {
             self.unparsed_lines += 1;
             return;
         };

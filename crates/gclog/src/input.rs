@@ -22,29 +22,13 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 /// number of bytes consumed from the reader (0 at the end).
 pub fn read_line_bounded(reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
     line.clear();
-    let mut consumed = 0;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(available) => available,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if available.is_empty() {
-            return Ok(consumed);
-        }
-        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
-            Some(newline) => (&available[..=newline], true),
-            None => (available, false),
-        };
-        let room = MAX_LINE_BYTES.saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let used = chunk.len();
-        reader.consume(used);
-        consumed += used;
-        if done {
-            return Ok(consumed);
-        }
+    let kept = (&mut *reader)
+        .take(MAX_LINE_BYTES as u64)
+        .read_until(b'\n', line)?;
+    if kept == MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+        return Ok(kept + reader.skip_until(b'\n')?);
     }
+    Ok(kept)
 }
 
 /// One part of a log.
