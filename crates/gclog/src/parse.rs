@@ -116,7 +116,12 @@ fn parse_line_with(raw: &[u8], always_read_wall_clock: bool) -> Option<Line<'_>>
         });
     }
     if line[0] == b'[' {
-        if let Some((mut stamp, wall_clock, message)) = split_decorators(line) {
+        if let Some(Decorated {
+            mut stamp,
+            wall_clock,
+            message,
+        }) = split_decorators(line)
+        {
             let event = unified_message(message)?;
             let wanted = always_read_wall_clock
                 || stamp.uptime_ns.is_none()
@@ -324,7 +329,7 @@ fn heap_token(token: &[u8]) -> Option<HeapChange> {
 /// Splits `[dec][dec]... message` into the stamp (without its ISO-8601 wall-clock time, returned as
 /// text to be parsed if needed) and the message. `None` if the first bracket is not a decorator (then
 /// the line may be a JDK 8 line such as `[GC (Allocation Failure) …`).
-fn split_decorators(line: &[u8]) -> Option<(Stamp, Option<&[u8]>, &[u8])> {
+fn split_decorators(line: &[u8]) -> Option<Decorated<'_>> {
     let mut stamp = Stamp::default();
     let mut wall_clock = None;
     let mut rest = line;
@@ -343,7 +348,19 @@ fn split_decorators(line: &[u8]) -> Option<(Stamp, Option<&[u8]>, &[u8])> {
     if decorators == 0 {
         return None;
     }
-    Some((stamp, wall_clock, trim_start(rest)))
+    Some(Decorated {
+        stamp,
+        wall_clock,
+        message: trim_start(rest),
+    })
+}
+
+/// A unified-logging line split into its decorators and its message.
+struct Decorated<'a> {
+    stamp: Stamp,
+    /// The `time`/`utctime` decorator, parsed only when needed.
+    wall_clock: Option<&'a [u8]>,
+    message: &'a [u8],
 }
 
 fn classify_decorator<'a>(content: &'a [u8], stamp: &mut Stamp, wall_clock: &mut Option<&'a [u8]>) {
