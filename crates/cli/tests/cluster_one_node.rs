@@ -169,4 +169,34 @@ fn one_node_shenandoah_cluster_round_trip() {
     assert_eq!(guard.state().nodes[0].pid, None);
     assert!(cqlbench(&["cluster", "down", "--name", NAME]).ok());
     assert_eq!(status_json(NAME)["nodes"][0]["process"], "down");
+
+    // A stopped cluster starts again on its data.
+    let restarted = cqlbench(&up_args);
+    assert!(restarted.ok(), "restart failed: {}", restarted.stderr);
+    let restarted_pid = guard.state().nodes[0].pid.expect("pid");
+    assert_ne!(restarted_pid, pid);
+
+    // A lost state file: the running node is found by its directory, `up` refuses to start a
+    // second copy, and `destroy` stops it anyway.
+    std::fs::write(state.dir.join("cluster.json"), "{ not json").unwrap();
+    let status = cqlbench(&["cluster", "status", "--name", NAME]);
+    status.assert_one_line_error(&["unreadable"]);
+    std::fs::remove_file(state.dir.join("cluster.json")).unwrap();
+    let refused = cqlbench(&up_args);
+    refused.assert_one_line_error(&[
+        "without being in its state file",
+        &restarted_pid.to_string(),
+    ]);
+    let destroyed = cqlbench(&["cluster", "destroy", "--name", NAME]);
+    assert!(destroyed.ok(), "{}", destroyed.stderr);
+    assert!(
+        destroyed.stderr.contains("untracked node process"),
+        "{}",
+        destroyed.stderr
+    );
+    assert!(
+        !support::process_exists(restarted_pid),
+        "untracked node survived destroy"
+    );
+    assert!(!state.dir.exists());
 }

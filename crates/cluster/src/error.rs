@@ -93,6 +93,9 @@ pub enum ClusterError {
     #[error("cluster {name:?} is up with {existing}; `cqlbench cluster down --name {name}` first to change its settings")]
     AlreadyUpDifferently { name: String, existing: String },
 
+    #[error("node processes of cluster {name:?} run without being in its state file (PIDs {pids}); `cqlbench cluster down --name {name}` (or destroy) stops them")]
+    Untracked { name: String, pids: String },
+
     #[error("process {pid} did not exit after SIGKILL")]
     StopFailed { pid: i32 },
 

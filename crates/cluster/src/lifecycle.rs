@@ -64,6 +64,22 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         }
         None => None,
     };
+    let tracked: Vec<i32> = previous.iter().flat_map(|p| p.pids()).collect();
+    let untracked: Vec<i32> =
+        process::find_by_marker(&cluster_marker(&home.cluster_dir(&spec.name)))
+            .into_iter()
+            .filter(|pid| !tracked.contains(pid))
+            .collect();
+    if !untracked.is_empty() {
+        return Err(ClusterError::Untracked {
+            name: spec.name.clone(),
+            pids: untracked
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
     let keep_pid = |index: usize| -> Option<i32> {
         previous
             .as_ref()
@@ -549,40 +565,73 @@ fn stop_nodes(state: &mut ClusterState, indices: &[usize]) {
 /// that none of its processes is left. Safe to repeat.
 pub fn down(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Result<ClusterState> {
     let mut state = ClusterState::load_existing(home, name)?;
-    let targets: Vec<(i32, PathBuf)> = state
+    let tracked: Vec<(i32, PathBuf)> = state
         .nodes
         .iter()
         .filter(|n| n.is_running())
         .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
         .collect();
-    if targets.is_empty() {
-        progress(&format!("cluster {name} is not running"));
-    } else {
-        progress(&format!(
-            "stopping {} node(s) of cluster {name} (PIDs {})",
-            targets.len(),
-            targets
-                .iter()
-                .map(|(p, _)| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
-    let stopped = process::stop_all(&refs, STOP_GRACE);
+    let stopped = stop_cluster_processes(&state.dir, tracked, name, progress);
     state.forget_dead_pids();
     state.save()?;
     stopped?;
     Ok(state)
 }
 
+/// The command-line fragment only the node JVMs of the cluster in `dir` carry (not, say, a `tail`
+/// of one of its logs).
+fn cluster_marker(dir: &Path) -> String {
+    format!("-Dcassandra.storagedir={}/node", dir.display())
+}
+
+/// Stops the tracked node processes plus any untracked JVM of this cluster, and verifies they are gone.
+fn stop_cluster_processes(
+    dir: &Path,
+    mut targets: Vec<(i32, PathBuf)>,
+    name: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let marker = cluster_marker(dir);
+    for pid in process::find_by_marker(&marker) {
+        if !targets.iter().any(|(p, _)| *p == pid) {
+            progress(&format!(
+                "found untracked node process {pid} of cluster {name}"
+            ));
+            targets.push((pid, PathBuf::from(&marker)));
+        }
+    }
+    if targets.is_empty() {
+        progress(&format!("cluster {name} is not running"));
+        return Ok(());
+    }
+    progress(&format!(
+        "stopping {} node(s) of cluster {name} (PIDs {})",
+        targets.len(),
+        targets
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
+    process::stop_all(&refs, STOP_GRACE)
+}
+
 /// Stops the cluster and deletes its directory (data, logs, state). Returns false if there was none.
+/// Works even when the state file is lost or unreadable: node JVMs are then found by their directory.
 pub fn destroy(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Result<bool> {
     let dir = home.cluster_dir(name);
-    if ClusterState::load(home, name)?.is_some() {
-        down(home, name, progress)?;
-    } else if !dir.exists() {
-        return Ok(false);
+    match ClusterState::load(home, name) {
+        Ok(Some(_)) => {
+            down(home, name, progress)?;
+        }
+        Ok(None) | Err(ClusterError::BadState { .. }) => {
+            stop_cluster_processes(&dir, Vec::new(), name, progress)?;
+            if !dir.exists() {
+                return Ok(false);
+            }
+        }
+        Err(err) => return Err(err),
     }
     std::fs::remove_dir_all(&dir).context(|| format!("deleting {}", dir.display()))?;
     progress(&format!("deleted {}", dir.display()));

@@ -17,14 +17,33 @@ fn exits() -> &'static Mutex<HashMap<i32, ExitStatus>> {
 
 /// How a node this process started has ended ("exit code 1", "signal 9"), once it has.
 pub fn exit_description(pid: i32) -> Option<String> {
-    use std::os::unix::process::ExitStatusExt;
     let exits = exits().lock().unwrap_or_else(|e| e.into_inner());
-    let status = exits.get(&pid)?;
-    Some(match (status.code(), status.signal()) {
+    exits.get(&pid).map(describe_exit)
+}
+
+fn describe_exit(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         _ => status.to_string(),
-    })
+    }
+}
+
+/// PIDs of live processes whose command line contains `marker` (e.g. a cluster's directory): finds
+/// node JVMs that no state file tracks any more (lost or unreadable state, a crash mid-start).
+pub fn find_by_marker(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let own = std::process::id() as i32;
+    let mut pids: Vec<i32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != own)
+        .filter(|&pid| state(pid, Path::new(marker)) != ProcessState::Gone)
+        .collect();
+    pids.sort_unstable();
+    pids
 }
 
 /// Like [`exit_description`], giving the reaper thread up to `limit` to record the exit.
@@ -72,12 +91,22 @@ pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Res
         .spawn()
         .context(|| format!("starting {}", java.display()))?;
     let pid = child.id() as i32;
+    let log_path = stdout_log.to_path_buf();
     // Reap the child when it exits, so a killed node never lingers as a zombie of a long-lived
     // caller, and remember how it ended for the error message.
     std::thread::Builder::new()
         .name(format!("reap-{pid}"))
         .spawn(move || {
-            if let Ok(status) = child.wait() {
+            let outcome = child.wait();
+            let line = match &outcome {
+                Ok(status) => format!("{EXIT_PREFIX}{}\n", describe_exit(status)),
+                Err(err) => format!("{EXIT_PREFIX}unknown ({err})\n"),
+            };
+            let _ = File::options()
+                .append(true)
+                .open(&log_path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+            if let Ok(status) = outcome {
                 exits()
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -189,6 +218,9 @@ pub const START_HEADER: &str = "==== cqlbench starting node";
 /// The command line cqlbench logs after the header starts with this.
 pub const COMMAND_LINE_PREFIX: &str = "==== command: ";
 
+/// The line the reaper appends to stdout.log when a node's JVM ends, e.g. "…exit code 1".
+pub const EXIT_PREFIX: &str = "==== cqlbench: the node's JVM ended: ";
+
 /// The last lines of a node's logs that explain a failure: errors first, else the plain tail.
 pub fn log_tail(logs: &[&Path], lines: usize) -> String {
     let mut tail: Vec<String> = Vec::new();
@@ -211,6 +243,7 @@ pub fn log_tail(logs: &[&Path], lines: usize) -> String {
             .copied()
             .filter(|l| {
                 l.starts_with("ERROR")
+                    || l.starts_with(EXIT_PREFIX)
                     || l.contains("Exception")
                     || l.starts_with("Error")
                     || l.contains("Unrecognized VM option")
@@ -302,6 +335,24 @@ mod tests {
             exit_description(pid).as_deref(),
             Some("killed by signal 15")
         );
+    }
+
+    #[test]
+    fn finds_processes_by_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("node1");
+        let pid = spawn(
+            Path::new("/bin/sh"),
+            &["-c".to_string(), format!("sleep 30 # {}", marker.display())],
+            dir.path(),
+            &dir.path().join("out.log"),
+        )
+        .unwrap();
+        let cluster_marker = format!("{}/node", dir.path().display());
+        assert_eq!(find_by_marker(&cluster_marker), vec![pid]);
+        assert!(find_by_marker("/no/such/cluster/node").is_empty());
+        stop_all(&[(pid, &marker)], Duration::from_secs(5)).unwrap();
+        assert!(find_by_marker(&cluster_marker).is_empty());
     }
 
     #[test]
