@@ -182,3 +182,53 @@ fn workloads_lists_schema_and_parameters() {
         assert!(text.contains(expected), "`cqlbench workloads` lacks '{expected}':\n{text}");
     }
 }
+
+#[test]
+fn missing_credentials_and_ca_files_are_one_line_errors() {
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "--credentials-file",
+            "/nonexistent/creds",
+            "--host",
+            "127.0.4.250",
+        ],
+        "credentials file",
+    );
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "--tls",
+            "/nonexistent/ca.pem",
+            "--host",
+            "127.0.4.250",
+        ],
+        "CA file",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let creds = dir.path().join("creds");
+    std::fs::write(&creds, "username=cassandra\n").unwrap();
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "--credentials-file",
+            creds.to_str().unwrap(),
+            "--host",
+            "127.0.4.250",
+        ],
+        "password",
+    );
+    // Half of the environment pair is a mistake worth stopping for.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(["run", "KeyValue", "--host", "127.0.4.250"])
+        .env("CQLBENCH_USERNAME", "cassandra")
+        .env_remove("CQLBENCH_PASSWORD")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("CQLBENCH_PASSWORD"), "{stderr}");
+}

@@ -168,11 +168,17 @@ fn seed_options_and_other_workloads(node: &TestNode, dir: &std::path::Path) {
         "20",
         "--workload.partsize=100",
         "--workload.slice=5",
+        "--dc",
+        "datacenter1",
+        "--connections-per-host",
+        "3",
         "-o",
         tabular.to_str().unwrap(),
     ]);
     let summary = read_summary(&tabular);
     assert_eq!(summary["settings"]["consistency"], "LocalQuorum");
+    assert_eq!(summary["settings"]["dc"], "datacenter1");
+    assert_eq!(summary["settings"]["connections_per_host"], 3);
     for op in ["read", "write"] {
         let count = f64_at(&summary, &format!("ops.{op}.count"));
         assert!(
