@@ -85,8 +85,9 @@ def timed(cmd, label, stall=None):
         thread = threading.Thread(target=pause, args=stall)
         thread.start()
     print(f"+ [{label}] " + " ".join(cmd), file=sys.stderr)
+    # latte writes a log file into its working directory: keep it with the results, not in the repository.
     subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", rusage] + cmd, stdout=log, stderr=subprocess.STDOUT,
-                   check=True)
+                   check=True, cwd=RESULTS)
     if thread:
         thread.join()
     user, system, max_rss_kb = open(rusage).read().split()[-3:]
@@ -110,7 +111,7 @@ def run_cqlbench(label, rate, seconds, stall=None):
 def run_latte(label, rate, seconds, stall=None):
     report = os.path.join(RESULTS, label + ".json")
     workload = latte_workload()
-    sh([LATTE, "schema", workload, HOST], stdout=subprocess.DEVNULL)
+    sh([LATTE, "schema", workload, HOST], stdout=subprocess.DEVNULL, cwd=RESULTS)
     cmd = [LATTE, "run", workload, "-t", "1", "-p", "128", "-d", f"{seconds}s", "-o", report, HOST]
     if rate:
         cmd += ["-r", str(rate)]
