@@ -111,6 +111,7 @@ def run_cqlbench(label, rate, seconds, stall=None):
 def run_latte(label, rate, seconds, stall=None):
     report = os.path.join(RESULTS, label + ".json")
     workload = latte_workload()
+    os.makedirs(RESULTS, exist_ok=True)
     sh([LATTE, "schema", workload, HOST], stdout=subprocess.DEVNULL, cwd=RESULTS)
     cmd = [LATTE, "run", workload, "-t", "1", "-p", "128", "-d", f"{seconds}s", "-o", report, HOST]
     if rate:
