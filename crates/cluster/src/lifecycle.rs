@@ -88,7 +88,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
     };
     for index in 1..=spec.nodes {
         if keep_pid(index).is_none() {
-            check_ports_free(spec.node_address(index))?;
+            check_ports_free(spec.node_address(index), previous.is_some())?;
         }
     }
 
@@ -212,8 +212,22 @@ pub fn describe_spec(spec: &ClusterSpec) -> String {
     )
 }
 
-fn check_ports_free(address: Ipv4Addr) -> Result<()> {
+/// A node that just crashed may hold its ports for a few seconds while its JVM tears down.
+const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
+
+/// Refuses a busy CQL or storage port. With `had_node`, the cluster ran a node on this address
+/// before, which may still be releasing its ports, so a busy port gets some time first.
+fn check_ports_free(address: Ipv4Addr, had_node: bool) -> Result<()> {
     for (port, what) in [(NATIVE_PORT, "CQL port"), (STORAGE_PORT, "storage port")] {
+        let wait = if had_node {
+            PORT_RELEASE_WAIT
+        } else {
+            Duration::ZERO
+        };
+        let deadline = Instant::now() + wait;
+        while process::port_in_use(address, port) && Instant::now() < deadline {
+            std::thread::sleep(POLL_INTERVAL);
+        }
         if process::port_in_use(address, port) {
             return Err(ClusterError::PortInUse {
                 address: address.to_string(),
@@ -696,7 +710,7 @@ pub fn start_node(
         ));
         return Ok(state);
     }
-    check_ports_free(state.node(index)?.address)?;
+    check_ports_free(state.node(index)?.address, true)?;
     let spec = state.spec.clone();
     let version = spec.version()?;
     let distribution = distribution::ensure(home, &version, progress)?;

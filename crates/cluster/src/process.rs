@@ -176,12 +176,13 @@ pub fn stop_all(processes: &[(i32, &Path)], grace: Duration) -> Result<()> {
             signal(*pid, libc::SIGKILL);
         }
     }
+    // (A zombie that never gets reaped would keep us here; its parent is cqlbench's reaper thread or init.)
     if wait_gone(&alive, Duration::from_secs(10)) {
         return Ok(());
     }
     let stuck = alive
         .iter()
-        .find(|(pid, dir)| is_alive(*pid, dir))
+        .find(|(pid, dir)| !fully_gone(*pid, dir))
         .map(|(pid, _)| *pid)
         .unwrap_or(0);
     Err(ClusterError::StopFailed { pid: stuck })
@@ -200,10 +201,24 @@ pub fn kill(pid: i32, marker: &Path) -> Result<()> {
     }
 }
 
+/// Gone for good: reaped, or the PID now belongs to another process. A JVM killed by a signal
+/// shows as a zombie leader while its other threads still tear down and hold its sockets, so a
+/// zombie does not count until it has been reaped.
+fn fully_gone(pid: i32, marker: &Path) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let zombie = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next())
+        .is_some_and(|letter| letter == "Z");
+    !zombie && state(pid, marker) == ProcessState::Gone
+}
+
 fn wait_gone(processes: &[(i32, &Path)], limit: Duration) -> bool {
     let started = Instant::now();
     loop {
-        if processes.iter().all(|(pid, dir)| !is_alive(*pid, dir)) {
+        if processes.iter().all(|(pid, dir)| fully_gone(*pid, dir)) {
             return true;
         }
         if started.elapsed() >= limit {
