@@ -431,8 +431,16 @@ fn wait_ready(
             if node.process_state() == ProcessState::Gone {
                 let how = node
                     .pid
-                    .and_then(|pid| process::wait_exit_description(pid, Duration::from_secs(1)))
-                    .unwrap_or_else(|| "exited".to_string());
+                    .and_then(|pid| process::wait_exit_description(pid, Duration::from_secs(1)));
+                // Without a recorded exit, look again before declaring the node dead.
+                if how.is_none() && node.process_state() != ProcessState::Gone {
+                    still_pending.push(index);
+                    continue;
+                }
+                let how = how.unwrap_or_else(|| {
+                    let pid = node.pid.unwrap_or_default();
+                    format!("exited; /proc: {}", process::describe_pid(pid))
+                });
                 return Err(ClusterError::NodeDied {
                     node: index,
                     address: node.address.to_string(),
@@ -566,6 +574,17 @@ fn stop_nodes(state: &mut ClusterState, indices: &[usize]) {
         .filter(|n| indices.contains(&n.index))
         .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
         .collect();
+    let mut targets = targets;
+    // Also anything else still running from these nodes' directories, so that no orphan survives
+    // even if the recorded PID was misjudged.
+    for node in state.nodes.iter().filter(|n| indices.contains(&n.index)) {
+        let marker = format!("-Dcassandra.storagedir={}", node.dir.join("data").display());
+        for pid in process::find_by_marker(&marker) {
+            if !targets.iter().any(|(p, _)| *p == pid) {
+                targets.push((pid, PathBuf::from(&marker)));
+            }
+        }
+    }
     let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
     let _ = process::stop_all(&refs, Duration::from_secs(10));
     for node in &mut state.nodes {
