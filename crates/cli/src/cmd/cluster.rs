@@ -10,7 +10,7 @@ use cqlbench_cluster::{ClusterSpec, Gc, GcProfile, Home, JdkChoice, DEFAULT_CLUS
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
-    cqlbench cluster up                                   # 1 node, Cassandra 5.0.9, JDK 17, G1, 1G heap\n  \
+    cqlbench cluster up                     # 1 node: Cassandra 5.0.9, JDK 17, G1, 1G\n  \
     cqlbench cluster up --nodes 3 --gc shenandoah --heap 2G\n  \
     cqlbench cluster up --cassandra 4.0.19 --jdk 11 --gc cms --gc-threads 2\n  \
     cqlbench cluster status\n  \

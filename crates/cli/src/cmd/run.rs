@@ -15,24 +15,30 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   cqlbench run BasicTimeSeries -d 1m --rate 2000
       a one-minute benchmark on the local cluster (started for the run if none is up)
-  cqlbench run BasicTimeSeries -d 30m -p 100M -c 50 --pg sequence -t 8 -r 0.2 --rate 25000 --populate 200000
+  cqlbench run BasicTimeSeries -d 30m -p 100M -c 50 --pg sequence -t 8 -r 0.2 \\
+      --rate 25000 --populate 200000
       the seed benchmark (tlp-stress command line, unchanged)
-  cqlbench run Tabular --host 10.0.0.1 --host 10.0.0.2 --dc dc1 --rate 8000 -n 50M --workload.partsize=5000
+  cqlbench run Tabular --host 10.0.0.1 --host 10.0.0.2 --dc dc1 --rate 8000 -n 50M \\
+      --workload.partsize=5000
 
 How latency is measured:
-  Every operation has an intended start on the fixed-rate schedule (--rate). Its latency is completion minus
-  intended start, so waiting behind a stalled server or a full in-flight limit (-c per thread x -t threads)
-  counts: this is what a user of the database feels (no coordinated omission). Service time (completion minus
-  actual send) is recorded too. If the server cannot keep up, the output says so (offered vs achieved); the
-  load is never quietly lowered.
+  Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
+  is completion minus intended start, so waiting behind a stalled server or a full
+  in-flight limit (-c per thread x -t threads) counts: this is what a user of the database
+  feels (no coordinated omission). Service time (completion minus actual send) is recorded
+  too. If the server cannot keep up, the output says so (offered vs achieved); the load
+  is never quietly lowered.
 
 Output (in -o DIR, written as the run goes; Ctrl-C keeps everything measured so far):
-  summary.json     rate offered/achieved, per op type count, errors by kind, latency and service-time
-                   percentiles, average and max of the per-window p99 (--p99-window, 10 s)
+  summary.json     rate offered/achieved, per op type count, errors by kind, latency
+                   and service-time percentiles, average and max of the per-window p99
+                   (--p99-window, 10 s)
   intervals.csv    one row per second per op type
-  OP.hlog          HdrHistogram interval log of corrected latency (microseconds); OP.service.hlog: service time
+  OP.hlog          HdrHistogram interval log of corrected latency (microseconds)
+  OP.service.hlog  the same for service time
 
-Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file, never the command line.";
+Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
+never the command line.";
 
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
