@@ -224,9 +224,10 @@ fn as_str(bytes: &[u8]) -> Option<&str> {
 }
 
 /// Parses a non-negative decimal number (`4.736`) exactly, without floating point, into nanoseconds
-/// when one unit of the number is `scale_ns` nanoseconds (1 000 000 for milliseconds).
+/// when one unit of the number is `scale_ns` nanoseconds (1 000 000 for milliseconds). A JVM under a
+/// decimal-comma locale (de_DE, fr_FR, …) writes `4,736`, so a comma is a decimal separator too.
 fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
-    let (integer, fraction) = match text.iter().position(|b| *b == b'.') {
+    let (integer, fraction) = match text.iter().position(|b| is_decimal_separator(*b)) {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
         None => (text, &text[..0]),
     };
@@ -252,6 +253,10 @@ fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
         nanos = nanos.checked_add(i64::from(digit - b'0') * unit)?;
     }
     Some(nanos)
+}
+
+fn is_decimal_separator(byte: u8) -> bool {
+    byte == b'.' || byte == b','
 }
 
 /// Longer than any real pause or phase (11.6 days): a number this large is garbage, not a duration.
@@ -286,10 +291,14 @@ fn size_token(token: &[u8]) -> Option<f64> {
         b"T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         _ => return None,
     };
-    if number.is_empty() || !number.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+    if number.is_empty()
+        || !number
+            .iter()
+            .all(|b| b.is_ascii_digit() || is_decimal_separator(*b))
+    {
         return None;
     }
-    let value: f64 = as_str(number)?.parse().ok()?;
+    let value: f64 = as_str(number)?.replace(',', ".").parse().ok()?;
     let bytes = value * multiplier;
     // More than an exabyte is not a heap.
     (bytes.is_finite() && bytes < 1e18).then_some(bytes)
@@ -662,7 +671,7 @@ fn seconds_field(body: &[u8], name: &[u8]) -> Option<i64> {
     let value = &body[at..];
     let end = value
         .iter()
-        .position(|b| !(b.is_ascii_digit() || *b == b'.'))?;
+        .position(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))?;
     if !starts_with(&value[end..], b" seconds") {
         return None;
     }
@@ -687,7 +696,10 @@ fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
     if rest.first().is_some_and(u8::is_ascii_digit) {
         let colon = find(rest, b": ")?;
         let seconds = &rest[..colon];
-        if !seconds.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+        if !seconds
+            .iter()
+            .all(|b| b.is_ascii_digit() || is_decimal_separator(*b))
+        {
             return None;
         }
         stamp.uptime_ns =
@@ -771,7 +783,9 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
 /// An unstamped line that closes a collection begun on an earlier line: it ends (before `[Times:`)
 /// with the collection's `, N secs]`.
 fn jdk8_pause_finish(message: &[u8]) -> Option<Event<'static>> {
-    if starts_with(message, b"[") {
+    // Parallel's `[PSYoungGen: A->B(C)] …, N secs]` (after PrintTenuringDistribution output) closes a
+    // collection too; other bracketed continuation lines carry no heap transition.
+    if starts_with(message, b"[") && find(message, b"->").is_none() {
         return None;
     }
     let body = match find(message, b"[Times:") {
@@ -862,9 +876,14 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
 fn jdk8_kind(body: &[u8]) -> &'static str {
     if starts_with(body, b"[Full GC") {
         "Full"
-    } else if starts_with(body, b"[GC (CMS Initial Mark)") {
+    } else if starts_with(body, b"[GC (CMS Initial Mark)")
+        || is_jdk7_cms_phase(body, b"CMS-initial-mark")
+    {
         "Initial Mark"
-    } else if starts_with(body, b"[GC (CMS Final Remark)") || starts_with(body, b"[GC remark") {
+    } else if starts_with(body, b"[GC (CMS Final Remark)")
+        || starts_with(body, b"[GC remark")
+        || is_jdk7_cms_phase(body, b"CMS-remark")
+    {
         "Remark"
     } else if starts_with(body, b"[GC cleanup") {
         "Cleanup"
@@ -877,6 +896,12 @@ fn jdk8_kind(body: &[u8]) -> &'static str {
     }
 }
 
+/// Without PrintGCCause (JDK 7) CMS's pauses read `[GC [1 CMS-initial-mark: …` and
+/// `[GC[YG occupancy: …] … [1 CMS-remark: …`.
+fn is_jdk7_cms_phase(body: &[u8], phase: &[u8]) -> bool {
+    !starts_with(body, b"[GC (") && find(body, phase).is_some()
+}
+
 /// The duration at the end of the outermost bracket: the last `, N secs]`.
 fn last_secs(body: &[u8]) -> Option<i64> {
     last_secs_unchecked(body).filter(|ns| *ns <= MAX_DURATION_NS)
@@ -886,7 +911,7 @@ fn last_secs_unchecked(body: &[u8]) -> Option<i64> {
     let end = rfind(body, b" secs]")?;
     let number_start = body[..end]
         .iter()
-        .rposition(|b| !(b.is_ascii_digit() || *b == b'.'))
+        .rposition(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))
         .map_or(0, |at| at + 1);
     decimal_to_ns(&body[number_start..end], 1_000_000_000)
 }

@@ -1,0 +1,73 @@
+//! Line families seen in public real-world GC logs (other analysers' test corpora) that the fixtures
+//! made on this machine do not cover. Each excerpt keeps the real line shape; numbers are our own.
+
+use std::fs;
+
+use cqlbench_gclog::{analyze, Input, Report};
+
+fn analyze_text(log: &str) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gc.log");
+    fs::write(&path, log).unwrap();
+    analyze(&[Input::Path(path)], None, &mut |_| {}).unwrap()
+}
+
+fn close(actual: f64, expected: f64) -> bool {
+    (actual - expected).abs() < 1e-6
+}
+
+#[test]
+fn parallel_young_collection_split_by_tenuring_distribution_is_one_pause() {
+    // JDK 8 Parallel with -XX:+PrintTenuringDistribution: the `[GC (…)` line is left open, the
+    // survivor table follows, and the generation summary line starting with `[PSYoungGen:` closes it.
+    let log = "2015-07-13T20:53:00.436+0200: 0.260: [GC (Allocation Failure) \n\
+        Desired survivor size 4194304 bytes, new threshold 7 (max 15)\n\
+        [PSYoungGen: 24000K->4000K(28000K)] 24000K->22000K(94000K), 0.0200000 secs] [Times: user=0.02 sys=0.02, real=0.02 secs]\n\
+        2015-07-13T20:53:01.436+0200: 1.260: [GC (System.gc()) \n\
+        Desired survivor size 4194304 bytes, new threshold 7 (max 15)\n\
+        [PSYoungGen: 20000K->3000K(28000K)] 40000K->25000K(94000K), 0.0100000 secs] [Times: user=0.02 sys=0.00, real=0.01 secs]\n\
+        2015-07-13T20:53:01.447+0200: 1.271: [Full GC (System.gc()) [PSYoungGen: 3000K->0K(28000K)] [ParOldGen: 22000K->20000K(66000K)] 25000K->20000K(94000K), [Metaspace: 3000K->3000K(1056768K)], 0.0300000 secs] [Times: user=0.05 sys=0.00, real=0.03 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 3);
+    assert_eq!(report.pauses.by_kind["Young"].count, 2);
+    assert!(close(report.pauses.by_kind["Young"].total_ms, 30.0));
+    assert_eq!(report.pauses.by_kind["Full"].count, 1);
+}
+
+#[test]
+fn jdk7_cms_phases_without_gc_cause_are_initial_mark_and_remark() {
+    // Before JDK 8 (no PrintGCCause) CMS's stop-the-world phases print as a bare `[GC [1 CMS-initial-mark:`
+    // and `[GC[YG occupancy: …] … [1 CMS-remark: …]`.
+    let log = "2014-04-09T15:26:52.201+0200: 0.384: [GC [1 CMS-initial-mark: 73000K(95000K)] 85000K(138000K), 0.0002000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs] \n\
+        2014-04-09T15:26:52.201+0200: 0.385: [CMS-concurrent-mark-start]\n\
+        2014-04-09T15:26:52.211+0200: 0.395: [CMS-concurrent-mark: 0.010/0.010 secs] [Times: user=0.00 sys=0.00, real=0.01 secs] \n\
+        2014-04-09T15:26:52.211+0200: 0.396: [GC[YG occupancy: 41000 K (43000 K)]2014-04-09T15:26:52.211+0200: 0.396: [Rescan (parallel) , 0.0003000 secs]2014-04-09T15:26:52.211+0200: 0.396: [weak refs processing, 0.0000100 secs] [1 CMS-remark: 73000K(95000K)] 115000K(138000K), 0.0010000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs] \n\
+        2014-04-09T15:26:52.220+0200: 0.404: [GC 0.404: [ParNew: 40000K->4000K(43000K), 0.0050000 secs] 110000K->80000K(138000K), 0.0051000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs] \n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    let kinds = &report.pauses.by_kind;
+    assert_eq!(kinds["Initial Mark"].count, 1, "{kinds:?}");
+    assert!(close(kinds["Initial Mark"].total_ms, 0.2));
+    assert_eq!(kinds["Remark"].count, 1, "{kinds:?}");
+    assert!(close(kinds["Remark"].total_ms, 1.0));
+    assert_eq!(kinds["Young"].count, 1, "{kinds:?}");
+}
+
+#[test]
+fn unified_lines_with_decimal_commas_are_read() {
+    // A JVM running under a locale with a decimal comma (de_DE, fr_FR, …) prints `0,151s` and `3,496ms`.
+    let log = "[2018-10-10T17:09:33.823+0200][0.022s][info][gc] Using G1\n\
+        [2018-10-10T17:09:33.877+0200][0,077s][info][safepoint] Total time for which application threads were stopped: 0,0000200 seconds, Stopping threads took: 0,0000010 seconds\n\
+        [2018-10-10T17:09:33.948+0200][0,147s][info][safepoint] Application time: 0,0550000 seconds\n\
+        [2018-10-10T17:09:33.952+0200][0,151s][info][gc       ] GC(0) Pause Young (G1 Evacuation Pause) 24M->4M(250M) 3,500ms\n\
+        [2018-10-10T17:09:33.952+0200][0,151s][info][safepoint] Total time for which application threads were stopped: 0,0036000 seconds, Stopping threads took: 0,0000400 seconds\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    assert!(close(report.pauses.total_ms, 3.5));
+    let safepoints = report.safepoints.expect("safepoint lines");
+    assert_eq!(safepoints.count, 2);
+    assert!(close(safepoints.stopped_total_ms, 3.62));
+    assert!(close(report.span_s.expect("span"), 0.129));
+}
