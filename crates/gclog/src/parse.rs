@@ -758,6 +758,9 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
     if starts_with(message, b"CommandLine flags:") {
         return Some(Some(jdk8_collector_flags(message)));
     }
+    if starts_with(message, b"[Rescan") && find(message, b"CMS-remark").is_some() {
+        return Some(cms_remark_finish(message));
+    }
     if stamped {
         // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
         return Some(Some(Event::Other));
@@ -776,7 +779,10 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
         || starts_with(message, b": ")
         // -XX:+PrintTenuringDistribution inside a collection's output
         || starts_with(message, b"Desired survivor size ")
-        || starts_with(message, b"- age ");
+        || starts_with(message, b"- age ")
+        // -XX:+PrintAdaptiveSizePolicy with Parallel
+        || starts_with(message, b"AdaptiveSize")
+        || starts_with(message, b"PSAdaptiveSize");
     continuation.then_some(Some(Event::Other))
 }
 
@@ -856,6 +862,9 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
             stamp_at: StampAt::End,
         });
     }
+    if let Some(event) = cms_remark_with_scavenge(body) {
+        return Some(event);
+    }
     let kind = jdk8_kind(body);
     // Concurrent-phase output printed into the middle of the line means the collection's own
     // `, N secs]` comes on a later line (as it does with PrintAdaptiveSizePolicy or PrintTenuringDistribution).
@@ -894,6 +903,37 @@ fn jdk8_kind(body: &[u8]) -> &'static str {
     } else {
         "Young"
     }
+}
+
+/// -XX:+CMSScavengeBeforeRemark: the remark's line (`[GC (CMS Final Remark) [YG occupancy: …]`) is
+/// cut by the young collection run inside it, whose own `[GC (CMS Final Remark) N: [ParNew: …` may
+/// stand on a line of its own (PrintHeapAtGC); the remark's duration comes on a later `[Rescan` line.
+/// The scavenge's time is part of the remark's, so it is not a pause of its own.
+fn cms_remark_with_scavenge(body: &[u8]) -> Option<Event<'static>> {
+    if find(body, b"CMS-remark").is_some() {
+        return None;
+    }
+    if starts_with(body, b"[GC (CMS Final Remark) [YG occupancy:")
+        || starts_with(body, b"[GC[YG occupancy:")
+    {
+        return Some(Event::PauseBegin { kind: "Remark" });
+    }
+    if starts_with(body, b"[GC (CMS Final Remark) ") && find(body, b"[ParNew").is_some() {
+        return Some(Event::Other);
+    }
+    None
+}
+
+/// `N: [Rescan (parallel) , … [1 CMS-remark: …] …, N secs]`: the end of a remark begun on an earlier line.
+fn cms_remark_finish(message: &[u8]) -> Option<Event<'_>> {
+    let body = match find(message, b"[Times:") {
+        Some(at) => &message[..at],
+        None => message,
+    };
+    last_secs(trim_end(body)).map(|duration_ns| Event::PauseFinish {
+        duration_ns,
+        full: false,
+    })
 }
 
 /// Without PrintGCCause (JDK 7) CMS's pauses read `[GC [1 CMS-initial-mark: …` and

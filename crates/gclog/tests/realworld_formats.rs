@@ -71,3 +71,41 @@ fn unified_lines_with_decimal_commas_are_read() {
     assert!(close(safepoints.stopped_total_ms, 3.62));
     assert!(close(report.span_s.expect("span"), 0.129));
 }
+
+#[test]
+fn parallel_adaptive_size_policy_lines_are_understood() {
+    // JDK 8 Parallel with -XX:+PrintAdaptiveSizePolicy prints its reasoning between `[GC (…)` and
+    // the `[PSYoungGen: …` summary, on unstamped lines of its own.
+    let log = "2015-03-04T09:13:59.445+0100: 55047.616: [GC (Allocation Failure)AdaptiveSizePolicy::compute_survivor_space_size_and_thresh:  survived: 1200000  promoted: 130000  overflow: falseAdaptiveSizeStart: 55047.624 collection: 21\n  \
+        avg_survived_padded_avg: 75000000.000000  avg_promoted_padded_avg: 10000000.000000  avg_pretenured_padded_avg: 0.000000  tenuring_thresh: 1  target_size: 76000000\n\
+        Desired survivor size 76000000 bytes, new threshold 1 (max 15)\n\
+        PSAdaptiveSizePolicy::compute_generation_free_space: costs minor_time: 0.000128 major_cost: 0.000000 mutator_cost: 0.999872 throughput_goal: 0.990000 live_space: 336000000 free_space: 1061000000 old_promo_size: 537000000 old_eden_size: 523000000 desired_promo_size: 537000000 desired_eden_size: 538000000\n\
+        AdaptiveSizePolicy::survivor space sizes: collection: 21 (79000000, 83000000) -> (79000000, 76000000)\n\
+        AdaptiveSizeStop: collection: 21\n \
+        [PSYoungGen: 540000K->1200K(617000K)] 592000K->53000K(2015000K), 0.0080000 secs] [Times: user=0.02 sys=0.00, real=0.01 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    assert!(close(report.pauses.total_ms, 8.0));
+}
+
+#[test]
+fn cms_remark_with_scavenge_before_it_is_one_remark_pause() {
+    // -XX:+CMSScavengeBeforeRemark: the remark opens, a young collection runs inside it (here on its
+    // own line because of PrintHeapAtGC), and the remark's duration closes a later stamped `[Rescan` line.
+    let log = "2015-05-14T18:55:12.588+0200: 1.157: [GC (CMS Final Remark) [YG occupancy: 10000 K (47000 K)]{Heap before GC invocations=22 (full 13):\n \
+        par new generation   total 47000K, used 10000K [0x00000000f6400000, 0x00000000f9800000, 0x00000000f9800000)\n\
+        2015-05-14T18:55:12.588+0200: 1.158: [GC (CMS Final Remark) 1.158: [ParNew: 10000K->10000K(47000K), 0.0000300 secs] 111000K->111000K(154000K), 0.0000800 secs] [Times: user=0.00 sys=0.00, real=0.00 secs]\n\
+        Heap after GC invocations=23 (full 13):\n \
+        par new generation   total 47000K, used 10000K [0x00000000f6400000, 0x00000000f9800000, 0x00000000f9800000)\n\
+        }\n\
+        1.158: [Rescan (parallel) , 0.0002700 secs]1.158: [weak refs processing, 0.0000100 secs]1.159: [scrub string table, 0.0001400 secs][1 CMS-remark: 100000K(106000K)] 111000K(154000K), 0.0020000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs]\n\
+        2015-05-14T18:55:13.000+0200: 1.570: [GC (CMS Final Remark) [YG occupancy: 9000 K (47000 K)]1.570: [GC (CMS Final Remark) 1.570: [ParNew: 9000K->900K(47000K), 0.0010000 secs] 110000K->102000K(154000K), 0.0011000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs]\n\
+        1.571: [Rescan (parallel) , 0.0002000 secs][1 CMS-remark: 101000K(106000K)] 102000K(154000K), 0.0030000 secs] [Times: user=0.00 sys=0.00, real=0.00 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    let kinds = &report.pauses.by_kind;
+    assert_eq!(report.pauses.count, 2, "{kinds:?}");
+    assert_eq!(kinds["Remark"].count, 2, "{kinds:?}");
+    assert!(close(kinds["Remark"].total_ms, 5.0), "{kinds:?}");
+}
