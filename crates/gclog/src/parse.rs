@@ -802,6 +802,11 @@ fn jdk8_pause_finish(message: &[u8]) -> Option<Event<'static>> {
     if !body.ends_with(b" secs]") {
         return None;
     }
+    // `…, 2.73 secs][CMS…: [CMS-concurrent-sweep: 16.2/20.7 secs]`: the last `secs]` is that of a
+    // concurrent phase the collection interrupted; the collection itself ends on a later line.
+    if find(body, b"[CMS-concurrent").is_some() || find(body, b"[GC concurrent").is_some() {
+        return None;
+    }
     Some(Event::PauseFinish {
         duration_ns: last_secs(body)?,
         full: collected_old_generation(body),

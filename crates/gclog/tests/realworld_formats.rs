@@ -109,3 +109,22 @@ fn cms_remark_with_scavenge_before_it_is_one_remark_pause() {
     assert_eq!(kinds["Remark"].count, 2, "{kinds:?}");
     assert!(close(kinds["Remark"].total_ms, 5.0), "{kinds:?}");
 }
+
+#[test]
+fn cms_concurrent_mode_failure_interrupting_a_concurrent_phase_is_one_full_pause() {
+    // A ParNew whose promotion failed falls back to a CMS collection; the concurrent sweep it
+    // interrupts reports on the same line (`[CMS-concurrent-sweep: …/… secs]`) before the
+    // collection's own `, N secs]` arrives on the next line.
+    let log = "2014-03-12T21:18:26.029-0500: 13295.637: [GC2014-03-12T21:18:26.029-0500: 13295.637: [ParNew (0: promotion failure size = 11000)  (promotion failed)\n\
+        Desired survivor size 208000000 bytes, new threshold 15 (max 15)\n\
+        - age   1:  187000000 bytes,  187000000 total\n\
+        : 6900000K->6800000K(6930000K), 2.7000000 secs]2014-03-12T21:18:28.759-0500: 13298.367: [CMS2014-03-12T21:18:31.372-0500: 13300.980: [CMS-concurrent-sweep: 16.000/20.000 secs] [Times: user=100.59 sys=4.74, real=20.00 secs]\n \
+        (concurrent mode failure): 23500000K->23300000K(25100000K), 127.0000000 secs] 30400000K->23300000K(32000000K), [CMS Perm : 137000K->97000K(262000K)], 130.0000000 secs] [Times: user=131.28 sys=0.07, real=130.00 secs]\n\
+        2014-03-12T21:20:35.976-0500: 13425.584: Total time for which application threads were stopped: 130.0100000 seconds\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    let kinds = &report.pauses.by_kind;
+    assert_eq!(report.pauses.count, 1, "{kinds:?}");
+    assert_eq!(kinds["Full"].count, 1, "{kinds:?}");
+    assert!(close(kinds["Full"].total_ms, 130_000.0), "{kinds:?}");
+}
