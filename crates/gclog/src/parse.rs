@@ -761,6 +761,9 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
     if starts_with(message, b"[Rescan") && find(message, b"CMS-remark").is_some() {
         return Some(cms_remark_finish(message));
     }
+    if starts_with(message, b"[SoftReference") {
+        return Some(Some(reference_processing(message)));
+    }
     if stamped {
         // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
         return Some(Some(Event::Other));
@@ -936,6 +939,27 @@ fn cms_remark_finish(message: &[u8]) -> Option<Event<'_>> {
         None => message,
     };
     last_secs(trim_end(body)).map(|duration_ns| Event::PauseFinish {
+        duration_ns,
+        full: false,
+    })
+}
+
+/// -XX:+PrintReferenceGC on a line of its own inside a pause (G1 with PrintAdaptiveSizePolicy):
+/// `[SoftReference, 0 refs, 0.0008 secs]… [JNI Weak Reference, 0.0000 secs], 0.0076 secs]`. When the
+/// line goes on past the last reference kind's bracket with `, N secs]`, that closes the pause.
+fn reference_processing(message: &[u8]) -> Event<'static> {
+    let body = trim_end(message);
+    let Some(without_secs) = body.strip_suffix(b" secs]") else {
+        return Event::Other;
+    };
+    let number_start = without_secs
+        .iter()
+        .rposition(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))
+        .map_or(0, |at| at + 1);
+    if !without_secs[..number_start].ends_with(b"], ") {
+        return Event::Other;
+    }
+    last_secs(body).map_or(Event::Other, |duration_ns| Event::PauseFinish {
         duration_ns,
         full: false,
     })

@@ -128,3 +128,19 @@ fn cms_concurrent_mode_failure_interrupting_a_concurrent_phase_is_one_full_pause
     assert_eq!(kinds["Full"].count, 1, "{kinds:?}");
     assert!(close(kinds["Full"].total_ms, 130_000.0), "{kinds:?}");
 }
+
+#[test]
+fn g1_pause_closed_at_the_end_of_a_reference_processing_line_is_counted() {
+    // JDK 8 G1 with -XX:+PrintReferenceGC and -XX:+PrintAdaptiveSizePolicy: the pause's `, N secs]`
+    // ends the stamped line that lists the reference kinds.
+    let log = "2018-12-21T00:43:08.480+0800: 100.000: [GC pause (G1 Evacuation Pause) (young) 100.002: [G1Ergonomics (CSet Construction) start choosing CSet, _pending_cards: 1000, predicted base time: 5.00 ms, remaining time: 195.00 ms, target pause time: 200.00 ms]\n \
+        100.002: [G1Ergonomics (CSet Construction) finish choosing CSet, eden: 255 regions, survivors: 1 regions, old: 0 regions, predicted pause time: 7.09 ms, target pause time: 200.00 ms]\n\
+        2018-12-21T00:43:08.487+0800: 100.006: [SoftReference, 0 refs, 0.0008000 secs]2018-12-21T00:43:08.487+0800: 100.006: [WeakReference, 0 refs, 0.0004000 secs]2018-12-21T00:43:08.490+0800: 100.009: [JNI Weak Reference, 0.0000100 secs], 0.0080000 secs]\n   \
+        [Parallel Time: 2.9 ms, GC Workers: 8]\n   \
+        [Eden: 1020.0M(1020.0M)->0.0B(1020.0M) Survivors: 4096.0K->4096.0K Heap: 1500.0M(2048.0M)->484.0M(2048.0M)]\n \
+        [Times: user=0.02 sys=0.00, real=0.01 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    assert!(close(report.pauses.by_kind["Young"].total_ms, 8.0));
+}
