@@ -785,8 +785,31 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
         || starts_with(message, b"- age ")
         // -XX:+PrintAdaptiveSizePolicy with Parallel
         || starts_with(message, b"AdaptiveSize")
-        || starts_with(message, b"PSAdaptiveSize");
+        || starts_with(message, b"PSAdaptiveSize")
+        || is_shenandoah_backport_status(message);
     continuation.then_some(Some(Event::Other))
+}
+
+/// The JDK 8 Shenandoah backport's set-up and heuristics lines (`Trigger: …`, `Free: …`), unstamped.
+fn is_shenandoah_backport_status(message: &[u8]) -> bool {
+    const PREFIXES: [&[u8]; 15] = [
+        b"Regions: ",
+        b"Humongous object threshold: ",
+        b"Max TLAB size: ",
+        b"GC threads: ",
+        b"Reference processing: ",
+        b"Heuristics ergonomically sets ",
+        b"Shenandoah heuristics: ",
+        b"Initialize Shenandoah heap: ",
+        b"Pacer for ",
+        b"Trigger: ",
+        b"Free: ",
+        b"Evacuation Reserve: ",
+        b"Cancelling GC: ",
+        b"Cancelling concurrent GC: ",
+        b"Failed to allocate ",
+    ];
+    PREFIXES.iter().any(|prefix| starts_with(message, prefix))
 }
 
 /// An unstamped line that closes a collection begun on an earlier line: it ends (before `[Times:`)

@@ -144,3 +144,29 @@ fn g1_pause_closed_at_the_end_of_a_reference_processing_line_is_counted() {
     assert_eq!(report.pauses.count, 1);
     assert!(close(report.pauses.by_kind["Young"].total_ms, 8.0));
 }
+
+#[test]
+fn shenandoah_backport_status_lines_are_understood() {
+    // The JDK 8 Shenandoah backport prints its set-up and its heuristics' reasoning on unstamped
+    // lines between cycles.
+    let log = "CommandLine flags: -XX:MaxHeapSize=134217728 -XX:+PrintGCDetails -XX:+PrintGCTimeStamps -XX:+UseShenandoahGC\n\
+        Regions: 64 x 2048K\n\
+        Humongous object threshold: 2048K\n\
+        Max TLAB size: 256K\n\
+        GC threads: 2 parallel, 2 concurrent\n\
+        Reference processing: parallel\n\
+        Heuristics ergonomically sets -XX:+ExplicitGCInvokesConcurrent\n\
+        Shenandoah heuristics: adaptive\n\
+        Pacer for Idle. Initial: 2M, Alloc Tax Rate: 1.0x\n\
+        Initialize Shenandoah heap: 32768K initial, 8192K min, 128M max\n\
+        Trigger: Learning 1 of 5. Free (87M) is below initial threshold (89M)\n\
+        Free: 87M (44 regions), Max regular: 2048K, Max humongous: 88064K, External frag: 2%, Internal frag: 0%\n\
+        Evacuation Reserve: 8M (4 regions), Max regular: 2048K\n\
+        0.234: [Pause Init Mark (process weakrefs), start]\n    \
+        Using 2 of 2 workers for init marking\n\
+        0.236: [Pause Init Mark (process weakrefs), 2.000 ms]\n\
+        Cancelling GC: Allocation Failure\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+}
