@@ -684,27 +684,44 @@ fn seconds_field(body: &[u8], name: &[u8]) -> Option<i64> {
 
 /// `2016-02-03T12:34:56.789+0100: 1.234: [GC …`: both stamps optional. Returns `None` when the line
 /// is not JDK 8 shaped, `Some(None)` when it is but cannot be read (truncated), `Some(Some(line))` otherwise.
+fn starts_with_date_stamp(text: &[u8]) -> bool {
+    text.len() >= 19 && text[0].is_ascii_digit() && text[4] == b'-' && text[10] == b'T'
+}
+
 #[allow(clippy::option_option)]
 fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
     let mut stamp = Stamp::default();
     let mut rest = line;
-    if rest.len() >= 19 && rest[0].is_ascii_digit() && rest[4] == b'-' && rest[10] == b'T' {
+    if starts_with_date_stamp(rest) {
         let colon = find(rest, b": ")?;
         stamp.epoch_ns = Some(parse_iso8601(&rest[..colon])?);
         rest = &rest[colon + 2..];
+        // Two threads stamping at once: `D1: D2: U1U2: : [Full GC …`. Keep the first of each.
+        if starts_with_date_stamp(rest) {
+            rest = &rest[find(rest, b": ")? + 2..];
+        }
     }
     if rest.first().is_some_and(u8::is_ascii_digit) {
         let colon = find(rest, b": ")?;
-        let seconds = &rest[..colon];
+        let mut seconds = &rest[..colon];
         if !seconds
             .iter()
             .all(|b| b.is_ascii_digit() || is_decimal_separator(*b))
         {
             return None;
         }
+        let entangled = seconds.iter().filter(|b| **b == b'.').count() == 2;
+        if entangled {
+            // `79244.87279244.872`: JDK 8 prints uptimes with three decimals.
+            let dot = seconds.iter().position(|b| *b == b'.')?;
+            seconds = seconds.get(..dot + 4)?;
+        }
         stamp.uptime_ns =
             Some(decimal_to_ns(seconds, 1_000_000_000)?).filter(|ns| *ns < MAX_UPTIME_NS);
         rest = &rest[colon + 2..];
+        if entangled {
+            rest = rest.strip_prefix(b": ").unwrap_or(rest);
+        }
     }
     let stamped = !stamp.is_empty();
     if stamped && rest.first() == Some(&b'#') {

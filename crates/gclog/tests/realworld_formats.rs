@@ -170,3 +170,19 @@ fn shenandoah_backport_status_lines_are_understood() {
     assert_eq!(report.unparsed_lines, 0);
     assert_eq!(report.pauses.count, 1);
 }
+
+#[test]
+fn jdk8_stamps_of_two_threads_entangled_on_one_line_still_open_the_collection() {
+    // The VM thread and a concurrent G1 thread write their stamps at the same moment:
+    // `D1: D2: U1U2: : [Full GC …` (a shape known to other analysers' corpora).
+    let log = "2017-06-22T16:03:36.126+0530: 2017-06-22T16:03:36.126+0530: 79244.87279244.872: : [Full GC (Metadata GC Threshold) [GC concurrent-root-region-scan-start]\n\
+        2017-06-22T16:03:36.126+0530: 79244.872: [GC concurrent-root-region-scan-end, 0.0002000 secs]\n\
+        2017-06-22T16:03:36.126+0530: 79244.872: [GC concurrent-mark-start]\n \
+        3200M->3100M(4096M), 1.4000000 secs]\n   \
+        [Eden: 0.0B(202.0M)->0.0B(204.0M) Survivors: 2048.0K->0.0B Heap: 3200.0M(4096.0M)->3100.0M(4096.0M)], [Metaspace: 980000K->980000K(1851392K)]\n \
+        [Times: user=1.91 sys=0.00, real=1.40 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    assert!(close(report.pauses.by_kind["Full"].total_ms, 1400.0));
+}
