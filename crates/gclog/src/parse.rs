@@ -1105,14 +1105,15 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
             kind: pause_kind(as_str(pause)?),
             duration_ns,
             heap,
-            stamp_at: StampAt::Start,
+            stamp_at: StampAt::End,
         });
     }
-    // Like its pauses, the backport stamps a concurrent phase when it begins.
+    // Unlike JDK 8's own collection lines, the backport writes a phase's line (and its stamp) when the
+    // phase ends: real logs show `0.234: [Pause Init Mark, start]` … `0.236: [Pause Init Mark, 1.983 ms]`.
     Some(Event::Concurrent {
         duration_ns,
         heap,
-        stamp_at: StampAt::Start,
+        stamp_at: StampAt::End,
     })
 }
 

@@ -186,3 +186,30 @@ fn jdk8_stamps_of_two_threads_entangled_on_one_line_still_open_the_collection() 
     assert_eq!(report.pauses.count, 1);
     assert!(close(report.pauses.by_kind["Full"].total_ms, 1400.0));
 }
+
+#[test]
+fn shenandoah_backport_phase_lines_are_stamped_when_the_phase_ends() {
+    // With -XX:+PrintGCDetails the backport writes `[Pause Init Mark …, start]` when the pause begins
+    // and the `[Pause Init Mark …, N ms]` line when it ends; in real logs the second stamp is the
+    // first plus the duration (0.234 + 1.983 ms → 0.236), so the closing line is end-stamped.
+    let log = "0.233: [Concurrent reset, start]\n    \
+        Using 2 of 2 workers for concurrent reset\n\
+        0.234: [Concurrent reset 32000K->32000K(34000K), 0.500 ms]\n\
+        0.234: [Pause Init Mark (process weakrefs), start]\n    \
+        Using 2 of 2 workers for init marking\n\
+        0.236: [Pause Init Mark (process weakrefs), 2.000 ms]\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gc.log");
+    fs::write(&path, log).unwrap();
+    let mut timeline = Vec::new();
+    let report = analyze(&[Input::Path(path)], Some(&mut timeline), &mut |_| {}).unwrap();
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    let timeline = String::from_utf8(timeline).unwrap();
+    assert!(
+        timeline
+            .lines()
+            .any(|row| row == "0.234000,0.236000,pause:Init Mark"),
+        "{timeline}"
+    );
+}
