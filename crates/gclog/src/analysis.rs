@@ -323,11 +323,15 @@ impl<'w> Analyzer<'w> {
                 self.events += 1;
                 self.pending_pause = Some((kind.to_owned(), time, line.stamp.epoch_ns));
             }
-            Event::PauseFinish { duration_ns, full } => {
+            Event::PauseFinish {
+                duration_ns,
+                full,
+                heap,
+            } => {
                 self.events += 1;
                 if let Some((kind, time, epoch)) = self.pending_pause.take() {
                     let kind = if full { "Full" } else { kind.as_str() };
-                    self.record_pause(kind, duration_ns, None, StampAt::Start, time, epoch);
+                    self.record_pause(kind, duration_ns, heap, StampAt::Start, time, epoch);
                 }
             }
             Event::Safepoint {

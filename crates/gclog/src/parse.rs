@@ -56,8 +56,12 @@ pub enum Event<'a> {
     PauseBegin { kind: &'a str },
     /// The continuation line (`, 0.0115587 secs]`, `: 1000K->100K(2000K), 0.01 secs] …`,
     /// ` (concurrent mode failure): …, 1.2 secs]`) that ends a [`Event::PauseBegin`]; `full` when it
-    /// shows the old generation was collected.
-    PauseFinish { duration_ns: i64, full: bool },
+    /// shows the old generation was collected; `heap` the whole-heap transition when the line has it.
+    PauseFinish {
+        duration_ns: i64,
+        full: bool,
+        heap: Option<HeapChange>,
+    },
     /// JDK 9–16 `Entering safepoint region: OP`, naming the next `Total time …` line.
     SafepointOperation(&'a str),
     /// A concurrent phase or cycle that ran for `duration_ns` of wall time.
@@ -853,6 +857,7 @@ fn jdk8_pause_finish(message: &[u8]) -> Option<Event<'static>> {
     Some(Event::PauseFinish {
         duration_ns: last_secs(body)?,
         full: collected_old_generation(body),
+        heap: outermost_heap(body),
     })
 }
 
@@ -981,6 +986,7 @@ fn cms_remark_finish(message: &[u8]) -> Option<Event<'_>> {
     last_secs(trim_end(body)).map(|duration_ns| Event::PauseFinish {
         duration_ns,
         full: false,
+        heap: None,
     })
 }
 
@@ -1002,6 +1008,7 @@ fn reference_processing(message: &[u8]) -> Event<'static> {
     last_secs(body).map_or(Event::Other, |duration_ns| Event::PauseFinish {
         duration_ns,
         full: false,
+        heap: None,
     })
 }
 
@@ -1051,6 +1058,42 @@ fn depth_one_heap(body: &[u8]) -> Option<HeapChange> {
         }
     }
     None
+}
+
+/// The whole-heap transition on a line that closes a collection begun earlier: of the `A->B(C)`
+/// tokens, the one least deep in brackets (`: young…, N secs] WHOLE, N secs]`,
+/// `[PSYoungGen: young] WHOLE, N secs]`, ` WHOLE, N secs]`).
+fn outermost_heap(body: &[u8]) -> Option<HeapChange> {
+    let mut depth = 0i32;
+    let mut best: Option<(i32, HeapChange)> = None;
+    let mut token_start = 0;
+    for (index, byte) in body.iter().enumerate() {
+        match byte {
+            b' ' => {
+                let token = &body[token_start..index];
+                let token_depth = depth - token.iter().filter(|b| **b == b'[').count() as i32
+                    + token.iter().filter(|b| **b == b']').count() as i32;
+                let trimmed = trim_closers(token);
+                if let Some(heap) = heap_token(trimmed) {
+                    if best.is_none_or(|(least, _)| token_depth <= least) {
+                        best = Some((token_depth, heap));
+                    }
+                }
+                token_start = index + 1;
+            }
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            _ => {}
+        }
+    }
+    best.map(|(_, heap)| heap)
+}
+
+fn trim_closers(mut token: &[u8]) -> &[u8] {
+    while let [rest @ .., b']' | b','] = token {
+        token = rest;
+    }
+    token
 }
 
 /// `[CMS-concurrent-mark: 0.003/0.003 secs]`: CPU time / wall time; `-start]` lines open a phase.

@@ -213,3 +213,24 @@ fn shenandoah_backport_phase_lines_are_stamped_when_the_phase_ends() {
         "{timeline}"
     );
 }
+
+#[test]
+fn heap_figures_come_from_the_line_that_closes_a_split_collection() {
+    // ParNew with -XX:+PrintTenuringDistribution (Cassandra's JDK 8 default GC options): the heap
+    // transition is on the closing `: young, N secs] A->B(C), N secs]` line.
+    let log = "2015-01-01T10:00:00.000+0000: 1.000: [GC (Allocation Failure) 2015-01-01T10:00:00.000+0000: 1.000: [ParNew\n\
+        Desired survivor size 1343488 bytes, new threshold 1 (max 6)\n\
+        - age   1:    2680520 bytes,    2680520 total\n\
+        : 8192K->1024K(9216K), 0.0090000 secs] 20480K->14336K(31744K), 0.0100000 secs] [Times: user=0.02 sys=0.00, real=0.01 secs]\n\
+        2015-01-01T10:00:01.000+0000: 2.000: [GC (Allocation Failure) 2015-01-01T10:00:01.000+0000: 2.000: [ParNew\n\
+        Desired survivor size 1343488 bytes, new threshold 1 (max 6)\n\
+        : 9216K->1024K(9216K), 0.0090000 secs] 24576K->16384K(31744K), 0.0100000 secs] [Times: user=0.02 sys=0.00, real=0.01 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.pauses.count, 2);
+    let heap = report.heap.expect("heap figures");
+    assert!(close(heap.max_before_mb, 24.0), "{heap:?}");
+    assert!(close(heap.max_after_mb, 16.0), "{heap:?}");
+    // 24 MiB before the second minus 14 MiB after the first, over the 1 s between their starts.
+    let rate = report.allocation_rate_mb_s.expect("allocation rate");
+    assert!((rate - 10.0).abs() < 0.2, "{rate}");
+}
