@@ -48,14 +48,9 @@ pub fn find_by_marker(marker: &str) -> Vec<i32> {
 
 /// What `/proc` shows for `pid`, for error messages: "no entry", "state S, java …".
 pub fn describe_pid(pid: i32) -> String {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Some(letter) = state_letter(pid) else {
         return format!("no entry for PID {pid}");
     };
-    let letter = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next())
-        .unwrap_or("?")
-        .to_string();
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .unwrap_or_default();
