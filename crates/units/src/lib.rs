@@ -35,17 +35,18 @@ fn split_number(input: &str) -> Option<(f64, &str)> {
     Some((value, suffix.trim()))
 }
 
-/// Parses a duration: `500ms`, `30s`, `30m`, `2h`, `1d`, or a bare number of seconds. Zero is allowed.
+/// Parses a duration: `250us`, `500ms`, `30s`, `30m`, `2h`, `1d`, or a bare number of seconds. Zero is allowed.
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     const WHAT: &str = "duration";
     let (value, suffix) = split_number(input).ok_or_else(|| {
         err(
             WHAT,
             input,
-            "expected a number with an optional unit: ms, s, m, h, d",
+            "expected a number with an optional unit: us, ms, s, m, h, d",
         )
     })?;
     let seconds_per_unit = match suffix {
+        "us" | "µs" => 1e-6,
         "ms" => 0.001,
         "" | "s" | "sec" => 1.0,
         "m" | "min" => 60.0,
@@ -55,7 +56,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
             return Err(err(
                 WHAT,
                 input,
-                format!("unknown unit '{other}' (use ms, s, m, h, d)"),
+                format!("unknown unit '{other}' (use us, ms, s, m, h, d)"),
             ))
         }
     };
@@ -174,6 +175,7 @@ mod tests {
         assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("500us").unwrap(), Duration::from_micros(500));
         assert_eq!(parse_duration("45").unwrap(), Duration::from_secs(45));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
     }
