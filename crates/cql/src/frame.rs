@@ -1,0 +1,345 @@
+//! Frame encoding and decoding for protocol version 4 (Cassandra 2.2 and later, ScyllaDB).
+//!
+//! A frame is a 9-byte header (version, flags, stream id, opcode, body length) and a body. Requests are
+//! written straight into the caller's output buffer so that sending an operation allocates nothing.
+
+/// Bytes in a frame header.
+pub const HEADER_LEN: usize = 9;
+/// Stream ids a v4 connection can have in flight (ids are non-negative `i16`s).
+pub const MAX_STREAMS: usize = 32_768;
+
+const VERSION_REQUEST: u8 = 0x04;
+const VERSION_RESPONSE: u8 = 0x84;
+
+const FLAG_TRACING: u8 = 0x02;
+const FLAG_CUSTOM_PAYLOAD: u8 = 0x04;
+const FLAG_WARNING: u8 = 0x08;
+
+const EXECUTE_VALUES: u8 = 0x01;
+const EXECUTE_SKIP_METADATA: u8 = 0x02;
+const EXECUTE_SERIAL_CONSISTENCY: u8 = 0x10;
+
+/// The opcodes cqlbench sends or expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Opcode {
+    Error = 0x00,
+    Startup = 0x01,
+    Ready = 0x02,
+    Authenticate = 0x03,
+    Query = 0x07,
+    Result = 0x08,
+    Prepare = 0x09,
+    Execute = 0x0A,
+    Event = 0x0C,
+    AuthChallenge = 0x0E,
+    AuthResponse = 0x0F,
+    AuthSuccess = 0x10,
+}
+
+/// A decoded frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub version: u8,
+    pub flags: u8,
+    pub stream: i16,
+    pub opcode: u8,
+    pub length: usize,
+}
+
+impl Header {
+    /// Total frame size, header included.
+    pub fn frame_len(&self) -> usize {
+        HEADER_LEN + self.length
+    }
+
+    pub fn is_response(&self) -> bool {
+        self.version == VERSION_RESPONSE
+    }
+}
+
+/// Reads a header from the start of `buf`, or `None` if fewer than 9 bytes are there.
+pub fn parse_header(buf: &[u8]) -> Option<Header> {
+    let h = buf.get(..HEADER_LEN)?;
+    Some(Header {
+        version: h[0],
+        flags: h[1],
+        stream: i16::from_be_bytes([h[2], h[3]]),
+        opcode: h[4],
+        length: u32::from_be_bytes([h[5], h[6], h[7], h[8]]) as usize,
+    })
+}
+
+/// Appends a complete frame with the given body.
+pub fn write_frame(out: &mut Vec<u8>, stream: i16, opcode: Opcode, body: &[u8]) {
+    write_header(out, stream, opcode, body.len());
+    out.extend_from_slice(body);
+}
+
+fn write_header(out: &mut Vec<u8>, stream: i16, opcode: Opcode, length: usize) {
+    out.push(VERSION_REQUEST);
+    out.push(0);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.push(opcode as u8);
+    out.extend_from_slice(&(length as u32).to_be_bytes());
+}
+
+/// `[string]`: a u16 length and UTF-8 bytes.
+pub fn put_string(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// `[long string]` / `[bytes]`: an i32 length and the bytes.
+pub fn put_long_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+    out.extend_from_slice(b);
+}
+
+/// The STARTUP body: `{CQL_VERSION: 3.0.0}` and the client's name.
+pub fn startup_body() -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&2u16.to_be_bytes());
+    put_string(&mut body, "CQL_VERSION");
+    put_string(&mut body, "3.0.0");
+    put_string(&mut body, "DRIVER_NAME");
+    put_string(&mut body, "cqlbench");
+    body
+}
+
+/// The AUTH_RESPONSE body for SASL PLAIN (what `PasswordAuthenticator` expects).
+pub fn plain_auth_body(username: &str, password: &str) -> Vec<u8> {
+    let mut token = Vec::with_capacity(username.len() + password.len() + 2);
+    token.push(0);
+    token.extend_from_slice(username.as_bytes());
+    token.push(0);
+    token.extend_from_slice(password.as_bytes());
+    let mut body = Vec::new();
+    put_long_bytes(&mut body, &token);
+    body
+}
+
+/// An EXECUTE request being written into an output buffer: add the bound values in order, then
+/// [`ExecuteFrame::finish`] fills in the counts and lengths.
+pub struct ExecuteFrame<'a> {
+    out: &'a mut Vec<u8>,
+    start: usize,
+    count_at: usize,
+    count: u16,
+    serial_consistency: u16,
+}
+
+impl<'a> ExecuteFrame<'a> {
+    /// Starts `EXECUTE id` at `consistency` on `stream`. Results come back without column metadata
+    /// (the load path does not decode rows).
+    pub fn begin(
+        out: &'a mut Vec<u8>,
+        stream: i16,
+        id: &[u8],
+        consistency: u16,
+        serial_consistency: u16,
+    ) -> Self {
+        let start = out.len();
+        write_header(out, stream, Opcode::Execute, 0);
+        out.extend_from_slice(&(id.len() as u16).to_be_bytes());
+        out.extend_from_slice(id);
+        out.extend_from_slice(&consistency.to_be_bytes());
+        out.push(EXECUTE_VALUES | EXECUTE_SKIP_METADATA | EXECUTE_SERIAL_CONSISTENCY);
+        let count_at = out.len();
+        out.extend_from_slice(&0u16.to_be_bytes());
+        ExecuteFrame {
+            out,
+            start,
+            count_at,
+            count: 0,
+            serial_consistency,
+        }
+    }
+
+    /// Appends one bound value given as bytes; returns where its bytes sit in the buffer.
+    pub fn value(&mut self, bytes: &[u8]) -> std::ops::Range<usize> {
+        self.value_with(|out| out.extend_from_slice(bytes))
+    }
+
+    /// Appends one bound value written by `fill` (e.g. a number formatted in place, with no
+    /// intermediate string); returns where its bytes sit in the buffer.
+    pub fn value_with(&mut self, fill: impl FnOnce(&mut Vec<u8>)) -> std::ops::Range<usize> {
+        let len_at = self.out.len();
+        self.out.extend_from_slice(&0i32.to_be_bytes());
+        fill(self.out);
+        let len = self.out.len() - len_at - 4;
+        self.out[len_at..len_at + 4].copy_from_slice(&(len as i32).to_be_bytes());
+        self.count += 1;
+        len_at + 4..self.out.len()
+    }
+
+    /// The buffer written so far (to read back a value, e.g. the routing key).
+    pub fn buffer(&self) -> &[u8] {
+        self.out
+    }
+
+    /// Completes the frame.
+    pub fn finish(self) {
+        self.out
+            .extend_from_slice(&self.serial_consistency.to_be_bytes());
+        self.out[self.count_at..self.count_at + 2].copy_from_slice(&self.count.to_be_bytes());
+        let length = (self.out.len() - self.start - HEADER_LEN) as u32;
+        self.out[self.start + 5..self.start + HEADER_LEN].copy_from_slice(&length.to_be_bytes());
+    }
+}
+
+/// Where the message proper starts in a response body: after an optional tracing id, warnings
+/// and custom payload, which the server puts first when the header's flags say so.
+pub fn message_offset(flags: u8, body: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    if flags & FLAG_TRACING != 0 {
+        at += 16;
+    }
+    if flags & FLAG_WARNING != 0 {
+        let n = read_u16(body, at)? as usize;
+        at += 2;
+        for _ in 0..n {
+            at += 2 + read_u16(body, at)? as usize;
+        }
+    }
+    if flags & FLAG_CUSTOM_PAYLOAD != 0 {
+        let n = read_u16(body, at)? as usize;
+        at += 2;
+        for _ in 0..n {
+            at += 2 + read_u16(body, at)? as usize;
+            let len = read_i32(body, at)?;
+            at += 4 + len.max(0) as usize;
+        }
+    }
+    (at <= body.len()).then_some(at)
+}
+
+/// The error code of an ERROR response body (`None` if the body is too short to hold one).
+pub fn error_code(flags: u8, body: &[u8]) -> Option<i32> {
+    let at = message_offset(flags, body)?;
+    read_i32(body, at)
+}
+
+/// A decoded ERROR response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl ServerError {
+    pub fn decode(flags: u8, body: &[u8]) -> Option<ServerError> {
+        let at = message_offset(flags, body)?;
+        let code = read_i32(body, at)?;
+        let message = read_string(body, at + 4).unwrap_or_default();
+        Some(ServerError { code, message })
+    }
+}
+
+/// How cqlbench counts a server error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    Timeout,
+    Unavailable,
+    Overloaded,
+    Unprepared,
+    Other,
+}
+
+/// Classifies an error code (protocol v4 spec section 9; 0xF000 is ScyllaDB's rate limit).
+pub fn classify_error(code: i32) -> ErrorClass {
+    match code {
+        0x1100 | 0x1200 => ErrorClass::Timeout,
+        0x1000 => ErrorClass::Unavailable,
+        0x1001 | 0xF000 => ErrorClass::Overloaded,
+        0x2500 => ErrorClass::Unprepared,
+        _ => ErrorClass::Other,
+    }
+}
+
+pub fn read_u16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+pub fn read_i32(b: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// `[string]` at `at`.
+pub fn read_string(b: &[u8], at: usize) -> Option<String> {
+    let len = read_u16(b, at)? as usize;
+    let bytes = b.get(at + 2..at + 2 + len)?;
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips_through_a_frame() {
+        let mut out = Vec::new();
+        write_frame(&mut out, 7, Opcode::Startup, &startup_body());
+        let h = parse_header(&out).unwrap();
+        assert_eq!(h.version, 0x04);
+        assert_eq!(h.stream, 7);
+        assert_eq!(h.opcode, Opcode::Startup as u8);
+        assert_eq!(h.frame_len(), out.len());
+        assert!(parse_header(&out[..8]).is_none());
+    }
+
+    #[test]
+    fn execute_frame_lays_out_values_and_lengths() {
+        let mut out = vec![0xAA]; // something already buffered before this frame
+        let mut f = ExecuteFrame::begin(&mut out, 3, &[1, 2, 3], 0x0001, 0x0009);
+        let key = f.value_with(|o| o.extend_from_slice(b"12345"));
+        f.value(b"v");
+        assert_eq!(&f.buffer()[key], b"12345");
+        f.finish();
+        let frame = &out[1..];
+        let h = parse_header(frame).unwrap();
+        assert_eq!(h.opcode, Opcode::Execute as u8);
+        assert_eq!(h.frame_len(), frame.len());
+        let body = &frame[HEADER_LEN..];
+        // id, consistency ONE, flags, 2 values, serial consistency LOCAL_SERIAL
+        let expected: Vec<u8> = [
+            &[0, 3, 1, 2, 3][..],
+            &[0, 1],
+            &[0x13],
+            &[0, 2],
+            &[0, 0, 0, 5],
+            b"12345",
+            &[0, 0, 0, 1],
+            b"v",
+            &[0, 9],
+        ]
+        .concat();
+        assert_eq!(body, &expected[..]);
+    }
+
+    #[test]
+    fn error_body_is_found_after_warnings_and_tracing() {
+        let mut body = vec![9u8; 16]; // tracing id
+        body.extend_from_slice(&1u16.to_be_bytes());
+        put_string(&mut body, "Aggregation query used without partition key");
+        body.extend_from_slice(&0x1100i32.to_be_bytes());
+        put_string(&mut body, "Operation timed out");
+        let flags = FLAG_TRACING | FLAG_WARNING;
+        assert_eq!(error_code(flags, &body), Some(0x1100));
+        let e = ServerError::decode(flags, &body).unwrap();
+        assert_eq!(e.message, "Operation timed out");
+        assert_eq!(classify_error(e.code), ErrorClass::Timeout);
+        // Truncated bodies give None rather than a panic.
+        assert_eq!(error_code(flags, &body[..10]), None);
+        assert_eq!(error_code(FLAG_WARNING, &[0xFF, 0xFF]), None);
+    }
+
+    #[test]
+    fn error_codes_map_to_the_counted_kinds() {
+        assert_eq!(classify_error(0x1000), ErrorClass::Unavailable);
+        assert_eq!(classify_error(0x1001), ErrorClass::Overloaded);
+        assert_eq!(classify_error(0x1200), ErrorClass::Timeout);
+        assert_eq!(classify_error(0x2500), ErrorClass::Unprepared);
+        assert_eq!(classify_error(0x2200), ErrorClass::Other);
+    }
+}
