@@ -2,22 +2,23 @@
 //! `concurrency` requests in flight, and a reporter that drains the recorders once a second into the
 //! result files and the progress line.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use futures::stream::{FuturesUnordered, StreamExt};
+use cqlbench_cql::ExecuteFrame;
 use hdrhistogram::Histogram;
-use scylla::client::session::Session;
-use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 
 use crate::options::{RunOptions, Stopping};
 use crate::output::{
     format_result_table, ClientSummary, OpSummary, Percentiles, PhaseSummary, ResultFiles, Summary,
 };
-use crate::recorder::{new_histogram, Completion, ErrorKind, IntervalRecorder, OpStats};
-use crate::session::{self, Statements};
+use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
+use crate::session;
+use crate::topology::Topology;
+use crate::wire::{self, LoopIo, LoopOutcome, Schedule, ThreadConns, WireConfig};
 use crate::workload::{KeyPlan, OpType, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
@@ -30,100 +31,61 @@ pub struct RunResult {
     pub table: String,
 }
 
-/// Shared, read-only state of the scheduler tasks.
+/// Shared, read-only state of the client threads.
 struct Ctx {
-    session: Session,
-    statements: Arc<Statements>,
+    wire: WireConfig,
     workload: Workload,
     plan: KeyPlan,
     text: TextPool,
     stop: AtomicBool,
 }
 
-fn classify(error: &ExecutionError) -> ErrorKind {
-    match error {
-        ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
-        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => match db {
-            DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. } => ErrorKind::Timeout,
-            DbError::Unavailable { .. } => ErrorKind::Unavailable,
-            DbError::Overloaded | DbError::RateLimitReached { .. } => ErrorKind::Overloaded,
-            _ => ErrorKind::Other,
-        },
-        _ => ErrorKind::Other,
-    }
-}
-
-/// Sends operation `index` and reports when it completed.
-async fn execute(
-    ctx: &Ctx,
-    index: u64,
-    intended: Option<Instant>,
-    slot_limited: bool,
-) -> Completion {
-    let op = ctx.plan.op_type(index);
-    let sent = Instant::now();
-    let session = &ctx.session;
-    let st = &ctx.statements;
-    let result = match (ctx.workload.info.kind, op) {
+/// Writes operation `index`'s bound values; returns the partition key's bytes (for routing).
+fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<usize> {
+    use std::io::Write as _;
+    let number = |frame: &mut ExecuteFrame, n: u64| {
+        frame.value_with(|out| {
+            let _ = write!(out, "{n}");
+        })
+    };
+    let clustering = |frame: &mut ExecuteFrame| {
+        let c = ctx.plan.clustering(index, ctx.workload.param("partsize"));
+        frame.value_with(|out| {
+            let _ = write!(out, "{c:08}");
+        });
+    };
+    match (ctx.workload.info.kind, op) {
         (WorkloadKind::Tabular, OpType::Write) => {
-            let part = ctx.plan.partition(index).to_string();
-            let clust = format!(
-                "{:08}",
-                ctx.plan.clustering(index, ctx.workload.param("partsize"))
-            );
+            let key = number(frame, ctx.plan.partition(index));
+            clustering(frame);
             let size = ctx.workload.param("value_size") as usize;
             let pick = ctx.plan.data_pick(index);
-            let v = |i: u64| ctx.text.slice(pick.wrapping_add(i * 7919), size);
-            session
-                .execute_unpaged(
-                    &st.write,
-                    (part, clust, v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7)),
-                )
-                .await
-                .map(|_| ())
+            for i in 0..8u64 {
+                frame.value(ctx.text.slice(pick.wrapping_add(i * 7919), size).as_bytes());
+            }
+            key
         }
         (WorkloadKind::Tabular, OpType::Read) => {
-            let part = ctx.plan.read_partition(index).to_string();
-            let from = format!(
-                "{:08}",
-                ctx.plan.clustering(index, ctx.workload.param("partsize"))
-            );
-            session
-                .execute_unpaged(&st.read, (part, from))
-                .await
-                .map(|_| ())
+            let key = number(frame, ctx.plan.read_partition(index));
+            clustering(frame);
+            key
         }
         (kind, OpType::Write) => {
-            let key = ctx.plan.partition(index).to_string();
+            let key = number(frame, ctx.plan.partition(index));
             let pick = ctx.plan.data_pick(index);
             let len = if kind == WorkloadKind::BasicTimeSeries {
                 100 + (pick % 100) as usize // tlp-stress: 100–199 characters
             } else {
                 ctx.workload.param("value_size") as usize
             };
-            let data = ctx.text.slice(pick >> 8, len);
-            session
-                .execute_unpaged(&st.write, (key, data))
-                .await
-                .map(|_| ())
+            frame.value(ctx.text.slice(pick >> 8, len).as_bytes());
+            key
         }
-        (_, OpType::Read) => {
-            let key = ctx.plan.read_partition(index).to_string();
-            session.execute_unpaged(&st.read, (key,)).await.map(|_| ())
-        }
-    };
-    let done = Instant::now();
-    Completion {
-        op,
-        intended: intended.unwrap_or(sent),
-        sent,
-        done,
-        error: result.err().map(|e| classify(&e)),
-        slot_limited,
+        (_, OpType::Read) => number(frame, ctx.plan.read_partition(index)),
     }
 }
 
-/// One thread's share of a phase.
+/// One phase (populate, or warm-up plus measured run), split over the client threads.
 #[derive(Clone)]
 struct Plan {
     /// Global index of the phase's first operation.
@@ -140,97 +102,8 @@ struct Plan {
     measure_start: Instant,
     concurrency: usize,
     threads: u64,
-}
-
-struct TaskOutcome {
-    unsent: u64,
-}
-
-/// The scheduler of one thread. With a rate, operation `n` of the phase is due at
-/// `start + n / rate`, and this thread owns every `threads`-th `n`; when all its slots are busy the
-/// next operation waits, and that wait is part of its latency because `intended` stays fixed.
-async fn drive(
-    ctx: Arc<Ctx>,
-    plan: Plan,
-    thread: u64,
-    recorder: Arc<Mutex<IntervalRecorder>>,
-    claim: Arc<AtomicU64>,
-) -> TaskOutcome {
-    let mut in_flight = FuturesUnordered::new();
-    let record = |c: Completion| {
-        if let Ok(mut r) = recorder.lock() {
-            r.record(&c, plan.measure_start);
-        }
-    };
-    let interval_nanos = plan.rate.map(|r| 1e9 / r);
-    let mut relative = thread;
-    let mut unsent = 0;
-    loop {
-        if ctx.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let (index, intended) = match interval_nanos {
-            Some(nanos) => {
-                if plan.count.is_some_and(|c| relative >= c) {
-                    break;
-                }
-                let due = plan.start + Duration::from_nanos((relative as f64 * nanos) as u64);
-                relative += plan.threads;
-                (plan.base + relative - plan.threads, Some(due))
-            }
-            None => {
-                if plan.deadline.is_some_and(|d| Instant::now() >= d) {
-                    break;
-                }
-                let n = claim.fetch_add(1, Ordering::Relaxed);
-                if plan.count.is_some_and(|c| n >= c) {
-                    break;
-                }
-                (plan.base + n, None)
-            }
-        };
-        let mut slot_limited = false;
-        if in_flight.len() >= plan.concurrency {
-            while in_flight.len() >= plan.concurrency {
-                if let Some(c) = in_flight.next().await {
-                    record(c);
-                }
-            }
-            if intended.is_some_and(|due| Instant::now() > due) {
-                slot_limited = true;
-                if let Ok(mut r) = recorder.lock() {
-                    r.concurrency_limited += 1;
-                }
-            }
-        }
-        if let Some(due) = intended {
-            let sleep = tokio::time::sleep_until(due.into());
-            tokio::pin!(sleep);
-            while Instant::now() < due {
-                tokio::select! {
-                    biased;
-                    Some(c) = in_flight.next(), if !in_flight.is_empty() => record(c),
-                    _ = &mut sleep => break,
-                }
-            }
-            if plan.drain_deadline.is_some_and(|d| Instant::now() > d)
-                || ctx.stop.load(Ordering::Relaxed)
-            {
-                relative -= plan.threads;
-                break;
-            }
-        }
-        in_flight.push(execute(&ctx, index, intended, slot_limited));
-    }
-    if let (Some(count), Some(_)) = (plan.count, interval_nanos) {
-        if relative < count {
-            unsent = (count - relative).div_ceil(plan.threads);
-        }
-    }
-    while let Some(c) = in_flight.next().await {
-        record(c);
-    }
-    TaskOutcome { unsent }
+    /// A thread's operations released together (see [`RunOptions::release_group`]).
+    group: u64,
 }
 
 /// Per-operation-type totals kept by the reporter.
@@ -280,25 +153,79 @@ impl Totals {
 
 struct PhaseRun {
     recorders: Vec<Arc<Mutex<IntervalRecorder>>>,
-    tasks: tokio::task::JoinSet<TaskOutcome>,
+    /// Each thread reports its outcome here when its share of the phase is done.
+    finished: tokio::sync::mpsc::UnboundedReceiver<LoopOutcome>,
+    threads: Vec<std::thread::JoinHandle<ThreadConns>>,
 }
 
-fn spawn_phase(ctx: &Arc<Ctx>, plan: &Plan) -> PhaseRun {
+impl PhaseRun {
+    /// The threads' connections, for the next phase.
+    fn join(self) -> Result<Vec<ThreadConns>, LoadError> {
+        self.threads
+            .into_iter()
+            .map(|t| {
+                t.join().map_err(|_| {
+                    LoadError::Runtime(std::io::Error::other("a client thread failed"))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Starts one OS thread per client thread; each runs its share of `plan` on its own connections.
+fn spawn_phase(
+    ctx: &Arc<Ctx>,
+    plan: &Plan,
+    conns: Vec<ThreadConns>,
+) -> Result<PhaseRun, LoadError> {
     let claim = Arc::new(AtomicU64::new(0));
-    let mut tasks = tokio::task::JoinSet::new();
+    let (report, finished) = tokio::sync::mpsc::unbounded_channel();
     let mut recorders = Vec::new();
-    for thread in 0..plan.threads {
+    let mut threads = Vec::new();
+    for (thread, mut own) in conns.into_iter().enumerate() {
         let recorder = Arc::new(Mutex::new(IntervalRecorder::default()));
         recorders.push(recorder.clone());
-        tasks.spawn(drive(
-            ctx.clone(),
-            plan.clone(),
-            thread,
-            recorder,
-            claim.clone(),
-        ));
+        let (ctx, plan, claim, report) = (ctx.clone(), plan.clone(), claim.clone(), report.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("cqlbench-client-{thread}"))
+            .spawn(move || {
+                let schedule = Schedule {
+                    base: plan.base,
+                    count: plan.count,
+                    interval_nanos: plan.rate.map(|r| 1e9 / r),
+                    start: plan.start,
+                    deadline: plan.deadline,
+                    drain_deadline: plan.drain_deadline,
+                    concurrency: plan.concurrency,
+                    threads: plan.threads,
+                    thread: thread as u64,
+                    group: plan.group,
+                    claim: &claim,
+                };
+                let io = LoopIo {
+                    stop: &ctx.stop,
+                    recorder: &recorder,
+                    measure_start: plan.measure_start,
+                };
+                let outcome = wire::run_loop(
+                    &ctx.wire,
+                    &mut own,
+                    &schedule,
+                    &io,
+                    |index| ctx.plan.op_type(index),
+                    |index, op, frame| bind(&ctx, index, op, frame),
+                );
+                let _ = report.send(outcome);
+                own
+            })
+            .map_err(LoadError::Runtime)?;
+        threads.push(handle);
     }
-    PhaseRun { recorders, tasks }
+    Ok(PhaseRun {
+        recorders,
+        finished,
+        threads,
+    })
 }
 
 fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>]) -> IntervalRecorder {
@@ -309,6 +236,31 @@ fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>]) -> IntervalRecorder {
         }
     }
     interval
+}
+
+/// Connections per node for each client thread: `--connections-per-host` split over the threads,
+/// at least one each.
+fn open_connections(
+    wire: &WireConfig,
+    options: &RunOptions,
+) -> Result<Vec<ThreadConns>, LoadError> {
+    let threads = options.threads.max(1);
+    (0..threads)
+        .map(|t| {
+            let share = options.connections_per_host / threads
+                + usize::from(t < options.connections_per_host % threads);
+            ThreadConns::open(wire, share.max(1)).map_err(|e| LoadError::Connect {
+                hosts: wire
+                    .topology
+                    .nodes
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                reason: session::one_line(&e.to_string()),
+            })
+        })
+        .collect()
 }
 
 fn spawn_stop_on_ctrl_c(ctx: &Arc<Ctx>) {
@@ -324,17 +276,11 @@ fn spawn_stop_on_ctrl_c(ctx: &Arc<Ctx>) {
 /// files as it goes and calls `progress` with one line per second.
 pub fn run(options: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunResult, LoadError> {
     options.validate()?;
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let workers = options.threads.clamp(1, cores);
-    // One worker: a current-thread runtime spares the hand-offs between the reporter and the worker.
-    let mut builder = if workers == 1 {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.worker_threads(workers);
-        b
-    };
-    let runtime = builder.enable_all().build().map_err(LoadError::Runtime)?;
+    // The runtime only sets up the schema and reports once a second; the load runs on its own threads.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(LoadError::Runtime)?;
     runtime.block_on(run_async(options, progress))
 }
 
@@ -342,12 +288,22 @@ async fn run_async(
     options: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, LoadError> {
-    let session = session::connect(options).await?;
-    let replication = session::create_schema(&session, options).await?;
-    let statements = session::prepare(&session, options).await?;
+    // The driver sets up the schema and reads the topology; the load path then speaks CQL itself.
+    let driver = session::connect(options).await?;
+    let replication = session::create_schema(&driver, options).await?;
+    session::prepare(&driver, options).await?;
+    let topology = Topology::from_session(
+        &driver,
+        &options.keyspace,
+        options.workload.info.table,
+        options.dc.as_deref(),
+    )
+    .await;
+    drop(driver);
+    let wire = session::wire_config(options, topology)?;
+    let conns = open_connections(&wire, options)?;
     let ctx = Arc::new(Ctx {
-        session,
-        statements,
+        wire,
         workload: options.workload.clone(),
         plan: KeyPlan {
             seed: options.seed,
@@ -362,10 +318,11 @@ async fn run_async(
     spawn_stop_on_ctrl_c(&ctx);
     let settings = settings_json(options, &replication);
 
-    let populate = if options.populate > 0 {
-        Some(populate(&ctx, options, progress).await)
+    let (populate, conns) = if options.populate > 0 {
+        let (summary, conns) = populate(&ctx, options, progress, conns).await?;
+        (Some(summary), conns)
     } else {
-        None
+        (None, conns)
     };
 
     // A short lead so that the first operations are not already late when the tasks start.
@@ -399,10 +356,11 @@ async fn run_async(
         measure_start,
         concurrency: options.concurrency,
         threads: options.threads as u64,
+        group: options.release_group(),
     };
     let start_wall = SystemTime::now() + options.warmup + Duration::from_millis(20);
     let mut files = ResultFiles::create(&options.out_dir, start_wall)?;
-    let mut phase = spawn_phase(&ctx, &plan);
+    let mut phase = spawn_phase(&ctx, &plan, conns)?;
 
     let mut totals = Totals::new();
     let mut unsent = 0;
@@ -424,9 +382,12 @@ async fn run_async(
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
-            joined = phase.tasks.join_next() => {
-                if let Some(Ok(outcome)) = joined {
+            outcome = phase.finished.recv() => {
+                if let Some(outcome) = outcome {
                     unsent += outcome.unsent;
+                    if let Some(failure) = outcome.failure {
+                        return Err(LoadError::Runtime(std::io::Error::other(failure)));
+                    }
                 }
                 running -= 1;
                 if running > 0 {
@@ -683,7 +644,8 @@ async fn populate(
     ctx: &Arc<Ctx>,
     options: &RunOptions,
     progress: &mut dyn FnMut(&str),
-) -> PhaseSummary {
+    conns: Vec<ThreadConns>,
+) -> Result<(PhaseSummary, Vec<ThreadConns>), LoadError> {
     let start = Instant::now();
     let plan = Plan {
         base: 0,
@@ -696,8 +658,9 @@ async fn populate(
         measure_start: start + Duration::from_secs(10 * 365 * 86_400),
         concurrency: options.concurrency,
         threads: options.threads as u64,
+        group: 1,
     };
-    let mut phase = spawn_phase(ctx, &plan);
+    let mut phase = spawn_phase(ctx, &plan, conns)?;
     let mut running = options.threads;
     let mut done = 0u64;
     let mut errors = 0u64;
@@ -709,7 +672,10 @@ async fn populate(
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
-            _ = phase.tasks.join_next() => {
+            outcome = phase.finished.recv() => {
+                if let Some(failure) = outcome.and_then(|o| o.failure) {
+                    return Err(LoadError::Runtime(std::io::Error::other(failure)));
+                }
                 running -= 1;
                 if running > 0 {
                     continue;
@@ -733,13 +699,14 @@ async fn populate(
         }
         if finished {
             let seconds = start.elapsed().as_secs_f64();
-            return PhaseSummary {
+            let summary = PhaseSummary {
                 count: done,
                 errors,
                 duration_s: round3(seconds),
                 ops_per_s: round3(done as f64 / seconds.max(1e-9)),
                 latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
             };
+            return Ok((summary, phase.join()?));
         }
     }
 }
@@ -763,6 +730,8 @@ fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
         "populate": o.populate,
         "warmup_s": o.warmup.as_secs_f64(),
         "request_timeout_s": o.request_timeout.as_secs_f64(),
+        "tick_ms": o.tick.as_secs_f64() * 1000.0,
+        "release_group": o.release_group(),
         "seed": o.seed,
         "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
     })

@@ -10,8 +10,11 @@ pub mod cqlmap;
 mod engine;
 mod options;
 mod output;
+mod poll;
 mod recorder;
 mod session;
+mod topology;
+mod wire;
 pub mod workload;
 
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};

@@ -107,6 +107,9 @@ pub struct RunOptions {
     pub tls_ca: Option<PathBuf>,
     /// Length of the windows whose p99s give `avg_p99_ms` / `max_p99_ms`.
     pub p99_window: Duration,
+    /// With a rate, each thread releases its operations in groups at most this often; zero releases
+    /// every operation at its own time (one timer wake-up per operation).
+    pub tick: Duration,
 }
 
 impl RunOptions {
@@ -144,6 +147,7 @@ impl RunOptions {
             credentials: None,
             tls_ca: None,
             p99_window: Duration::from_secs(10),
+            tick: Duration::from_millis(2),
         }
     }
 
@@ -194,11 +198,65 @@ impl RunOptions {
         if self.request_timeout.is_zero() {
             return bad("--request-timeout must be greater than zero".into());
         }
+        if self.tick > Duration::from_secs(1) {
+            return bad(format!(
+                "--tick {:?} is too coarse: at most 1s (0 releases every operation at its own time)",
+                self.tick
+            ));
+        }
         Ok(())
+    }
+
+    /// With a rate: how many of a thread's consecutive operations share one release time, so that
+    /// groups are released at most every `tick` (1 when operations are further apart than that).
+    pub fn release_group(&self) -> u64 {
+        let Some(rate) = self.rate else {
+            return 1;
+        };
+        let per_thread_interval = self.threads as f64 / rate;
+        ((self.tick.as_secs_f64() / per_thread_interval + 1e-9).floor() as u64).max(1)
     }
 
     /// Requests allowed in flight at once over all threads.
     pub fn max_in_flight(&self) -> usize {
         self.concurrency * self.threads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::find_workload;
+
+    fn options(rate: Option<f64>, threads: usize, tick: Duration) -> RunOptions {
+        let workload = Workload::new(find_workload("KeyValue").unwrap(), &[]).unwrap();
+        let mut o = RunOptions::new(workload, vec!["127.0.0.1".into()], "out".into());
+        o.rate = rate;
+        o.threads = threads;
+        o.tick = tick;
+        o
+    }
+
+    #[test]
+    fn release_groups_keep_ticks_at_most_the_tick_apart() {
+        let ms = Duration::from_millis;
+        // 3000 ops/s on one thread: 333 µs apart, so 6 per 2 ms tick.
+        assert_eq!(options(Some(3000.0), 1, ms(2)).release_group(), 6);
+        // Over 8 threads each thread's operations are 2.67 ms apart: released one by one.
+        assert_eq!(options(Some(3000.0), 8, ms(2)).release_group(), 1);
+        // 25k ops/s on 8 threads: 320 µs apart per thread, 6 fit in 2 ms (6 x 320 = 1.92 ms).
+        assert_eq!(options(Some(25_000.0), 8, ms(2)).release_group(), 6);
+        // Tick 0, or no rate: every operation on its own.
+        assert_eq!(options(Some(3000.0), 1, Duration::ZERO).release_group(), 1);
+        assert_eq!(options(None, 1, ms(2)).release_group(), 1);
+    }
+
+    #[test]
+    fn a_tick_over_a_second_is_refused() {
+        let o = options(Some(100.0), 1, Duration::from_secs(2));
+        assert!(o.validate().unwrap_err().to_string().contains("--tick"));
+        assert!(options(Some(100.0), 1, Duration::from_secs(1))
+            .validate()
+            .is_ok());
     }
 }

@@ -1,7 +1,8 @@
 //! Driver session set-up: connection pool per host, DC-aware routing, timeouts, credentials, schema.
 
 use std::num::NonZeroUsize;
-use std::sync::Arc;
+
+use cqlbench_cql::ConnectOptions;
 
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
@@ -12,6 +13,9 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
 
 use crate::options::{Consistency, RunOptions};
+use crate::topology::Topology;
+use crate::wire::WireConfig;
+use crate::workload::OpType;
 use crate::LoadError;
 
 fn driver_consistency(c: Consistency) -> DriverConsistency {
@@ -95,7 +99,7 @@ pub async fn connect(options: &RunOptions) -> Result<Session, LoadError> {
 
 /// A TLS context that trusts the given CA certificate (PEM) and verifies the server's certificate chain.
 fn tls_context(ca: &std::path::Path) -> Result<openssl::ssl::SslContext, LoadError> {
-    use openssl::ssl::{SslContextBuilder, SslMethod, SslVerifyMode};
+    use openssl::ssl::{SslContextBuilder, SslMethod, SslMode, SslVerifyMode};
     let fail = |e: openssl::error::ErrorStack| {
         LoadError::Tls(format!(
             "CA file {}: {}",
@@ -104,6 +108,8 @@ fn tls_context(ca: &std::path::Path) -> Result<openssl::ssl::SslContext, LoadErr
         ))
     };
     let mut context = SslContextBuilder::new(SslMethod::tls()).map_err(fail)?;
+    // The load loop writes from a buffer that may grow (and move) between a short write and its retry.
+    context.set_mode(SslMode::ACCEPT_MOVING_WRITE_BUFFER | SslMode::ENABLE_PARTIAL_WRITE);
     context.set_ca_file(ca).map_err(fail)?;
     context.set_verify(SslVerifyMode::PEER);
     Ok(context.build())
@@ -186,16 +192,9 @@ pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<St
     Ok(replication)
 }
 
-/// The prepared write and read statements.
-pub struct Statements {
-    pub write: PreparedStatement,
-    pub read: PreparedStatement,
-}
-
-pub async fn prepare(
-    session: &Session,
-    options: &RunOptions,
-) -> Result<Arc<Statements>, LoadError> {
+/// Prepares the workload's statements through the driver once, so that a statement the server
+/// rejects is reported with the driver's full explanation before any load starts.
+pub async fn prepare(session: &Session, options: &RunOptions) -> Result<(), LoadError> {
     let prepare_one = |cql: String| async move {
         session
             .prepare(cql.as_str())
@@ -205,13 +204,53 @@ pub async fn prepare(
                 reason: one_line(&e.to_string()),
             })
     };
-    let mut write = prepare_one(options.workload.write_cql(&options.keyspace)).await?;
-    let mut read = prepare_one(options.workload.read_cql(&options.keyspace)).await?;
-    // A retried BasicTimeSeries insert would add a second row (its timeuuid comes from now()); the other
-    // workloads' writes overwrite the same row, so the driver may retry them.
-    write.set_is_idempotent(
-        options.workload.info.kind != crate::workload::WorkloadKind::BasicTimeSeries,
-    );
-    read.set_is_idempotent(true);
-    Ok(Arc::new(Statements { write, read }))
+    let _: PreparedStatement = prepare_one(options.workload.write_cql(&options.keyspace)).await?;
+    let _: PreparedStatement = prepare_one(options.workload.read_cql(&options.keyspace)).await?;
+    Ok(())
+}
+
+/// The protocol code of a consistency level.
+fn consistency_code(c: Consistency) -> u16 {
+    match c {
+        Consistency::Any => 0x0000,
+        Consistency::One => 0x0001,
+        Consistency::Two => 0x0002,
+        Consistency::Three => 0x0003,
+        Consistency::Quorum => 0x0004,
+        Consistency::All => 0x0005,
+        Consistency::LocalQuorum => 0x0006,
+        Consistency::EachQuorum => 0x0007,
+        Consistency::Serial => 0x0008,
+        Consistency::LocalSerial => 0x0009,
+        Consistency::LocalOne => 0x000A,
+    }
+}
+
+/// How the load path connects and what it sends: every operation is one request, never retried, so
+/// each failure is counted as what it was.
+pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
+    driver_serial_consistency(options.serial_consistency)?;
+    let mut statements: [String; 2] = Default::default();
+    statements[OpType::Write.index()] = options.workload.write_cql(&options.keyspace);
+    statements[OpType::Read.index()] = options.workload.read_cql(&options.keyspace);
+    Ok(WireConfig {
+        topology,
+        connect: ConnectOptions {
+            timeout: options
+                .request_timeout
+                .min(std::time::Duration::from_secs(10)),
+            credentials: options
+                .credentials
+                .as_ref()
+                .map(|c| cqlbench_cql::Credentials {
+                    username: c.username.clone(),
+                    password: c.password.clone(),
+                }),
+            tls: options.tls_ca.as_deref().map(tls_context).transpose()?,
+        },
+        statements,
+        consistency: consistency_code(options.consistency),
+        serial_consistency: consistency_code(options.serial_consistency),
+        request_timeout: options.request_timeout,
+    })
 }
