@@ -104,6 +104,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
 
+    /// With --rate, release each thread's operations in groups at most this often (e.g. 3000 ops/s
+    /// on one thread: 6 every 2 ms). Latency counts from the group's release. 0 releases every
+    /// operation at its own time, at the cost of a timer wake-up per operation
+    #[arg(long, value_name = "DURATION", default_value = "2ms")]
+    pub tick: String,
+
     /// Consistency level [default: the workload's: LOCAL_ONE, or LOCAL_QUORUM for Tabular]
     #[arg(long = "cl", value_name = "LEVEL")]
     pub consistency: Option<String>,
@@ -318,6 +324,7 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> anyhow::Result<RunOption
         .map(parse_duration)
         .transpose()?
         .unwrap_or(Duration::ZERO);
+    o.tick = parse_duration(&args.tick)?;
     if let Some(cl) = &args.consistency {
         o.consistency = cl.parse::<Consistency>()?;
     }
@@ -472,17 +479,48 @@ fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
         ..ClusterSpec::default()
     };
     let mut print = |line: &str| eprintln!("{line}");
+    // A Ctrl-C while the node starts must not leave it running: note it, let start-up finish, stop it.
+    sigint::defer();
     let started = cqlbench_cluster::up(&home, &spec, &mut print);
+    let interrupted_in_startup = sigint::received();
     let result = match &started {
+        Ok(_) if interrupted_in_startup => Ok(()),
         Ok(state) => run_with_hosts(args, contact_points(state)),
         Err(_) => Ok(()),
     };
     // Stop the node even if cluster start-up half-failed: nothing this run started may outlive it.
     let stopped = cqlbench_cluster::down(&home, &spec.name, &mut print);
     started.context("cannot start the local cluster for the run")?;
+    if interrupted_in_startup {
+        bail!("interrupted while the local node was starting; it has been stopped again");
+    }
     result?;
     stopped.context("cannot stop the local cluster started for the run")?;
     Ok(())
+}
+
+/// SIGINT noted instead of ending the process (the load engine installs its own handler for the run).
+mod sigint {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static RECEIVED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn note(_: libc::c_int) {
+        RECEIVED.store(true, Ordering::SeqCst);
+        let message =
+            b"\ncqlbench: interrupted: the node will be stopped as soon as its start-up returns\n";
+        // SAFETY: write(2) is async-signal-safe; the buffer is static.
+        unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
+    }
+
+    pub fn defer() {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(libc::SIGINT, note as *const () as libc::sighandler_t) };
+    }
+
+    pub fn received() -> bool {
+        RECEIVED.load(Ordering::SeqCst)
+    }
 }
 
 pub fn list_workloads(_args: WorkloadsArgs) -> anyhow::Result<()> {
