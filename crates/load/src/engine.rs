@@ -19,7 +19,7 @@ use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
 use crate::wire::{self, LoopIo, LoopOutcome, Schedule, ThreadConns, WireConfig};
-use crate::workload::{KeyPlan, OpType, TextPool, Workload, WorkloadKind};
+use crate::workload::{mix, timeuuid, KeyPlan, OpType, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
 /// What a finished run produced.
@@ -72,6 +72,12 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
         }
         (kind, OpType::Write) => {
             let key = number(frame, ctx.plan.partition(index));
+            if kind == WorkloadKind::BasicTimeSeries {
+                let now = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default();
+                frame.value(&timeuuid(now.as_nanos(), mix(ctx.plan.seed, index, 0x7157)));
+            }
             let pick = ctx.plan.data_pick(index);
             let len = if kind == WorkloadKind::BasicTimeSeries {
                 100 + (pick % 100) as usize // tlp-stress: 100–199 characters

@@ -64,7 +64,7 @@ pub const WORKLOADS: [WorkloadInfo; 3] = [
         table: "sensor_data",
         schema: "CREATE TABLE sensor_data (sensor_id text, timestamp timeuuid, data text, \
                  PRIMARY KEY (sensor_id, timestamp)) WITH CLUSTERING ORDER BY (timestamp DESC)",
-        write: "INSERT INTO sensor_data (sensor_id, timestamp, data) VALUES (?, now(), ?)   -- data: 100-199 chars",
+        write: "INSERT INTO sensor_data (sensor_id, timestamp, data) VALUES (?, ?, ?)   -- timestamp: a client-side timeuuid (as tlp-stress), data: 100-199 chars",
         read: "SELECT * FROM sensor_data WHERE sensor_id = ? LIMIT 500",
         default_read_ratio: 0.01,
         default_consistency: "LOCAL_ONE",
@@ -232,7 +232,7 @@ impl Workload {
     pub fn write_cql(&self, keyspace: &str) -> String {
         match self.info.kind {
             WorkloadKind::BasicTimeSeries => format!(
-                "INSERT INTO {keyspace}.sensor_data (sensor_id, timestamp, data) VALUES (?, now(), ?)"
+                "INSERT INTO {keyspace}.sensor_data (sensor_id, timestamp, data) VALUES (?, ?, ?)"
             ),
             WorkloadKind::KeyValue => {
                 format!("INSERT INTO {keyspace}.keyvalue (key, value) VALUES (?, ?)")
@@ -256,6 +256,28 @@ impl Workload {
             ),
         }
     }
+}
+
+/// 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
+const UUID_EPOCH_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
+
+/// A version-1 (time-based) UUID, as a CQL `timeuuid`, made on the client like tlp-stress's
+/// `UUIDs.timeBased()`: the timestamp is `unix_nanos` (100-ns resolution), and the clock-sequence
+/// and node bits come from `unique` (the operation's index mixed with the seed), so two operations in
+/// the same 100 ns still get different ids.
+pub fn timeuuid(unix_nanos: u128, unique: u64) -> [u8; 16] {
+    let ticks = (unix_nanos / 100) as u64 + UUID_EPOCH_OFFSET;
+    let mut id = [0u8; 16];
+    id[0..4].copy_from_slice(&(ticks as u32).to_be_bytes());
+    id[4..6].copy_from_slice(&((ticks >> 32) as u16).to_be_bytes());
+    id[6..8].copy_from_slice(&((((ticks >> 48) as u16) & 0x0FFF) | 0x1000).to_be_bytes());
+    // 14 bits of clock sequence (variant 10xx) and 48 bits of node, multicast bit set as RFC 4122
+    // asks of node ids that are not a MAC address.
+    let clock_seq = ((unique >> 48) as u16 & 0x3FFF) | 0x8000;
+    id[8..10].copy_from_slice(&clock_seq.to_be_bytes());
+    id[10..16].copy_from_slice(&unique.to_be_bytes()[2..8]);
+    id[10] |= 0x01;
+    id
 }
 
 /// SplitMix64: a fast, well-mixed hash so every operation index maps to the same choices for a seed.
@@ -422,6 +444,20 @@ mod tests {
         assert_eq!(w.param("slice"), 10);
         assert!(Workload::new(tabular, &[("nope".into(), "1".into())]).is_err());
         assert!(find_workload("Nope").is_err());
+    }
+
+    #[test]
+    fn timeuuids_are_version_1_with_the_given_time() {
+        let nanos: u128 = 1_763_780_000_123_456_700; // 2025-11-22, an exact multiple of 100 ns
+        let id = timeuuid(nanos, mix(7, 42, 0));
+        assert_eq!(id[6] >> 4, 1, "version 1");
+        assert_eq!(id[8] >> 6, 0b10, "RFC 4122 variant");
+        let ticks = (u64::from(u16::from_be_bytes([id[6], id[7]]) & 0x0FFF) << 48)
+            | (u64::from(u16::from_be_bytes([id[4], id[5]])) << 32)
+            | u64::from(u32::from_be_bytes([id[0], id[1], id[2], id[3]]));
+        assert_eq!(u128::from(ticks - UUID_EPOCH_OFFSET) * 100, nanos);
+        // Same instant, different operations: different ids.
+        assert_ne!(id, timeuuid(nanos, mix(7, 43, 0)));
     }
 
     #[test]
