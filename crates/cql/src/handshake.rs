@@ -101,7 +101,10 @@ pub fn connect(addr: SocketAddr, options: &ConnectOptions) -> Result<Stream, Cql
     let mut stream = match &options.tls {
         None => Stream::Plain(tcp),
         Some(context) => {
-            let ssl = Ssl::new(context).map_err(|e| CqlError::Tls(e.to_string()))?;
+            let tls_error = |e: openssl::error::ErrorStack| CqlError::Tls(e.to_string());
+            let mut ssl = Ssl::new(context).map_err(tls_error)?;
+            // Like the driver: the certificate must name the address connected to.
+            ssl.param_mut().set_ip(addr.ip()).map_err(tls_error)?;
             let tls = ssl.connect(tcp).map_err(|e| CqlError::Tls(e.to_string()))?;
             Stream::Tls(Box::new(tls))
         }
