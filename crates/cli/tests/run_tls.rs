@@ -1,0 +1,231 @@
+//! `--tls CA_FILE` against a real node with client encryption: the load connections are TLS (the node's
+//! own `system_views.clients` says so while the run goes), and a CA that did not sign the node's
+//! certificate is a one-line error.
+//!
+//! The node accepts plain connections too (`optional: true`), because `cqlbench cluster up` checks
+//! readiness over plain CQL; that is why the proof comes from the node's view of the connections.
+
+mod run_support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use cqlbench_cluster::{ClusterSpec, Home};
+use run_support::{cqlbench, f64_at, read_summary};
+
+const ADDRESS: &str = "127.0.6.1";
+const NAME: &str = "load-tls";
+
+/// A self-signed certificate for the node's address in a PKCS12 keystore, and the certificate as PEM.
+fn certificate(dir: &Path, name: &str, address: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let keystore = dir.join(format!("{name}.p12"));
+    let pem = dir.join(format!("{name}.pem"));
+    let keytool = |args: &[&str]| {
+        let out = Command::new("keytool")
+            .args(args)
+            .output()
+            .expect("keytool (from the JDK)");
+        assert!(
+            out.status.success(),
+            "keytool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    keytool(&[
+        "-genkeypair",
+        "-alias",
+        "node",
+        "-keyalg",
+        "RSA",
+        "-keysize",
+        "2048",
+        "-validity",
+        "30",
+        "-dname",
+        &format!("CN={address}"),
+        "-ext",
+        &format!("SAN=ip:{address}"),
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        keystore.to_str().unwrap(),
+        "-storepass",
+        "cassandra",
+        "-keypass",
+        "cassandra",
+    ]);
+    keytool(&[
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        "node",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        keystore.to_str().unwrap(),
+        "-storepass",
+        "cassandra",
+        "-file",
+        pem.to_str().unwrap(),
+    ]);
+    (keystore, pem)
+}
+
+/// Stops and forgets the node (its keystore lives in a temporary directory) even if the test panics.
+struct TlsNode {
+    home: Home,
+}
+
+impl TlsNode {
+    fn start(keystore: &Path) -> TlsNode {
+        let home = Home::from_env();
+        let _ = cqlbench_cluster::destroy(&home, NAME, &mut |_: &str| {});
+        let p = "-Dcassandra.settings.client_encryption_options";
+        let spec = ClusterSpec {
+            name: NAME.into(),
+            base_ip: ADDRESS.parse().unwrap(),
+            jvm_opts: vec![
+                "-Dcassandra.config.allow_system_properties=true".into(),
+                format!("{p}.enabled=true"),
+                format!("{p}.optional=true"),
+                format!("{p}.keystore={}", keystore.display()),
+                format!("{p}.keystore_password=cassandra"),
+                format!("{p}.store_type=PKCS12"),
+            ],
+            ..ClusterSpec::default()
+        };
+        cqlbench_cluster::up(&home, &spec, &mut |line: &str| eprintln!("{line}"))
+            .unwrap_or_else(|e| panic!("cannot start the TLS node: {e}"));
+        TlsNode { home }
+    }
+}
+
+impl Drop for TlsNode {
+    fn drop(&mut self) {
+        let _ = cqlbench_cluster::down(&self.home, NAME, &mut |_: &str| {});
+        let _ = cqlbench_cluster::destroy(&self.home, NAME, &mut |_: &str| {});
+    }
+}
+
+/// (driver name, TLS?) of every client connection the node has.
+fn node_clients() -> Vec<(Option<String>, Option<bool>)> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let session = scylla::client::session_builder::SessionBuilder::new()
+            .known_node(format!("{ADDRESS}:9042"))
+            .build()
+            .await
+            .unwrap();
+        session
+            .query_unpaged(
+                "SELECT driver_name, ssl_enabled FROM system_views.clients",
+                &[],
+            )
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(Option<String>, Option<bool>)>()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    })
+}
+
+#[test]
+fn load_connections_use_tls_and_a_wrong_ca_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (keystore, ca) = certificate(dir.path(), "node", ADDRESS);
+    let (_, other_ca) = certificate(dir.path(), "other", ADDRESS);
+    let _node = TlsNode::start(&keystore);
+
+    let out = dir.path().join("run");
+    let child = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args([
+            "run",
+            "KeyValue",
+            "--host",
+            ADDRESS,
+            "--keyspace",
+            "load_tls",
+            "--tls",
+        ])
+        .arg(&ca)
+        .args([
+            "-d",
+            "8s",
+            "--rate",
+            "200",
+            "-t",
+            "2",
+            "--connections-per-host",
+            "2",
+            "-o",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Mid-run, the node lists the load connections (STARTUP names the driver "cqlbench").
+    std::thread::sleep(Duration::from_secs(5));
+    let clients = node_clients();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let load: Vec<_> = clients
+        .iter()
+        .filter(|(driver, _)| driver.as_deref() == Some("cqlbench"))
+        .collect();
+    assert_eq!(
+        load.len(),
+        2,
+        "one connection per thread expected: {clients:?}\n{stderr}"
+    );
+    assert!(
+        load.iter().all(|(_, tls)| *tls == Some(true)),
+        "plain load connections: {clients:?}"
+    );
+    let summary = read_summary(&out);
+    assert_eq!(summary["status"], "complete");
+    assert!(
+        (f64_at(&summary, "achieved_rate") - 200.0).abs() <= 2.0,
+        "{summary}"
+    );
+    for op in ["read", "write"] {
+        assert_eq!(
+            f64_at(&summary, &format!("ops.{op}.errors.other")),
+            0.0,
+            "{summary}"
+        );
+    }
+
+    // A CA that did not sign the node's certificate: refused, in one line, before any load.
+    let refused = cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        ADDRESS,
+        "--keyspace",
+        "load_tls",
+        "--tls",
+        other_ca.to_str().unwrap(),
+        "-d",
+        "2s",
+        "-o",
+        dir.path().join("refused").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{text}");
+    assert!(text.contains("certificate verify failed"), "{text}");
+    assert_eq!(
+        text.trim_end()
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("panicked"), "{text}");
+}
