@@ -1,6 +1,7 @@
-//! `--tls CA_FILE` against a real node with client encryption: the load connections are TLS (the node's
-//! own `system_views.clients` says so while the run goes), and a CA that did not sign the node's
-//! certificate is a one-line error.
+//! `--tls CA_FILE` and credentials against a real node with client encryption and PasswordAuthenticator:
+//! the load connections are TLS and logged in as the user from `CQLBENCH_USERNAME` (the node's own
+//! `system_views.clients` says so while the run goes); a CA that did not sign the node's certificate and
+//! missing credentials are one-line errors.
 //!
 //! The node accepts plain connections too (`optional: true`), because `cqlbench cluster up` checks
 //! readiness over plain CQL; that is why the proof comes from the node's view of the connections.
@@ -12,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use cqlbench_cluster::{ClusterSpec, Home};
-use run_support::{cqlbench, f64_at, read_summary};
+use run_support::{f64_at, read_summary};
 
 const ADDRESS: &str = "127.0.6.1";
 const NAME: &str = "load-tls";
@@ -80,6 +81,9 @@ struct TlsNode {
 impl TlsNode {
     fn start(keystore: &Path) -> TlsNode {
         let home = Home::from_env();
+        // cqlbench (the cluster commands included) logs in with these, as a user would set them.
+        std::env::set_var("CQLBENCH_USERNAME", "cassandra");
+        std::env::set_var("CQLBENCH_PASSWORD", "cassandra");
         let _ = cqlbench_cluster::destroy(&home, NAME, &mut |_: &str| {});
         let p = "-Dcassandra.settings.client_encryption_options";
         let spec = ClusterSpec {
@@ -87,6 +91,8 @@ impl TlsNode {
             base_ip: ADDRESS.parse().unwrap(),
             jvm_opts: vec![
                 "-Dcassandra.config.allow_system_properties=true".into(),
+                "-Dcassandra.settings.authenticator.class_name=org.apache.cassandra.auth.PasswordAuthenticator"
+                    .into(),
                 format!("{p}.enabled=true"),
                 format!("{p}.optional=true"),
                 format!("{p}.keystore={}", keystore.display()),
@@ -108,25 +114,28 @@ impl Drop for TlsNode {
     }
 }
 
-/// (driver name, TLS?) of every client connection the node has.
-fn node_clients() -> Vec<(Option<String>, Option<bool>)> {
+/// (driver name, TLS?, user) of every client connection the node has.
+type Client = (Option<String>, Option<bool>, Option<String>);
+
+fn node_clients() -> Vec<Client> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let session = scylla::client::session_builder::SessionBuilder::new()
             .known_node(format!("{ADDRESS}:9042"))
+            .user("cassandra", "cassandra")
             .build()
             .await
             .unwrap();
         session
             .query_unpaged(
-                "SELECT driver_name, ssl_enabled FROM system_views.clients",
+                "SELECT driver_name, ssl_enabled, username FROM system_views.clients",
                 &[],
             )
             .await
             .unwrap()
             .into_rows_result()
             .unwrap()
-            .rows::<(Option<String>, Option<bool>)>()
+            .rows::<Client>()
             .unwrap()
             .map(Result::unwrap)
             .collect()
@@ -134,7 +143,7 @@ fn node_clients() -> Vec<(Option<String>, Option<bool>)> {
 }
 
 #[test]
-fn load_connections_use_tls_and_a_wrong_ca_is_refused() {
+fn load_connections_use_tls_and_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let (keystore, ca) = certificate(dir.path(), "node", ADDRESS);
     let (_, other_ca) = certificate(dir.path(), "other", ADDRESS);
@@ -176,7 +185,7 @@ fn load_connections_use_tls_and_a_wrong_ca_is_refused() {
     assert!(output.status.success(), "{stderr}");
     let load: Vec<_> = clients
         .iter()
-        .filter(|(driver, _)| driver.as_deref() == Some("cqlbench"))
+        .filter(|(driver, _, _)| driver.as_deref() == Some("cqlbench"))
         .collect();
     assert_eq!(
         load.len(),
@@ -184,8 +193,13 @@ fn load_connections_use_tls_and_a_wrong_ca_is_refused() {
         "one connection per thread expected: {clients:?}\n{stderr}"
     );
     assert!(
-        load.iter().all(|(_, tls)| *tls == Some(true)),
+        load.iter().all(|(_, tls, _)| *tls == Some(true)),
         "plain load connections: {clients:?}"
+    );
+    assert!(
+        load.iter()
+            .all(|(_, _, user)| user.as_deref() == Some("cassandra")),
+        "load connections not logged in: {clients:?}"
     );
     let summary = read_summary(&out);
     assert_eq!(summary["status"], "complete");
@@ -202,30 +216,57 @@ fn load_connections_use_tls_and_a_wrong_ca_is_refused() {
     }
 
     // A CA that did not sign the node's certificate: refused, in one line, before any load.
-    let refused = cqlbench(&[
-        "run",
-        "KeyValue",
-        "--host",
-        ADDRESS,
-        "--keyspace",
-        "load_tls",
-        "--tls",
-        other_ca.to_str().unwrap(),
-        "-d",
-        "2s",
-        "-o",
-        dir.path().join("refused").to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "{text}");
-    assert!(text.contains("certificate verify failed"), "{text}");
+    let refused = one_line_failure(
+        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+            .args([
+                "run",
+                "KeyValue",
+                "--host",
+                ADDRESS,
+                "--keyspace",
+                "load_tls",
+                "-d",
+                "2s",
+                "--tls",
+            ])
+            .arg(&other_ca)
+            .arg("-o")
+            .arg(dir.path().join("refused")),
+    );
+    assert!(refused.contains("certificate verify failed"), "{refused}");
+    // No credentials for a node that requires them: the error says what to set.
+    let anonymous = one_line_failure(
+        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+            .args([
+                "run",
+                "KeyValue",
+                "--host",
+                ADDRESS,
+                "--keyspace",
+                "load_tls",
+                "-d",
+                "2s",
+                "--tls",
+            ])
+            .arg(&ca)
+            .arg("-o")
+            .arg(dir.path().join("anonymous"))
+            .env_remove("CQLBENCH_USERNAME")
+            .env_remove("CQLBENCH_PASSWORD"),
+    );
+    assert!(anonymous.contains("CQLBENCH_USERNAME"), "{anonymous}");
+}
+
+/// Runs a command that must fail with exactly one `error:` line and no panic; returns its stderr.
+fn one_line_failure(command: &mut Command) -> String {
+    let output = command.output().unwrap();
+    let text = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{text}");
     assert_eq!(
-        text.trim_end()
-            .lines()
-            .filter(|l| l.starts_with("error:"))
-            .count(),
+        text.lines().filter(|l| l.starts_with("error:")).count(),
         1,
         "{text}"
     );
     assert!(!text.contains("panicked"), "{text}");
+    text
 }

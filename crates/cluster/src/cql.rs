@@ -39,14 +39,27 @@ where
     .expect("the CQL thread does not panic")
 }
 
+/// User and password for nodes with `PasswordAuthenticator`: `CQLBENCH_USERNAME` and
+/// `CQLBENCH_PASSWORD`, the same variables `cqlbench run` reads.
+fn credentials_from_env() -> Option<(String, String)> {
+    let user = std::env::var("CQLBENCH_USERNAME")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    let password = std::env::var("CQLBENCH_PASSWORD").ok()?;
+    Some((user, password))
+}
+
 /// A session that talks to `address` only, never to the peers the driver discovers.
 pub async fn single_node_session(address: SocketAddr, timeout: Duration) -> Result<Session> {
     let filter =
         AllowListHostFilter::new([address]).map_err(|e| ClusterError::Cql(e.to_string()))?;
-    let builder = SessionBuilder::new()
+    let mut builder = SessionBuilder::new()
         .known_node_addr(address)
         .host_filter(Arc::new(filter))
         .connection_timeout(timeout);
+    if let Some((user, password)) = credentials_from_env() {
+        builder = builder.user(user, password);
+    }
     match tokio::time::timeout(timeout, builder.build()).await {
         Ok(Ok(session)) => Ok(session),
         Ok(Err(err)) => Err(ClusterError::Cql(format!("{address}: {err}"))),

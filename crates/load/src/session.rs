@@ -91,9 +91,19 @@ pub async fn connect(options: &RunOptions) -> Result<Session, LoadError> {
     if let Some(ca) = &options.tls_ca {
         builder = builder.tls_context(Some(tls_context(ca)?));
     }
-    builder.build().await.map_err(|e| LoadError::Connect {
-        hosts: hosts.join(", "),
-        reason: one_line(&e.to_string()),
+    builder.build().await.map_err(|e| {
+        let reason = one_line(&e.to_string());
+        let reason = if reason.contains("Authentication is required") {
+            "the cluster requires authentication: set CQLBENCH_USERNAME and CQLBENCH_PASSWORD, \
+             or use --credentials-file"
+                .to_string()
+        } else {
+            reason
+        };
+        LoadError::Connect {
+            hosts: hosts.join(", "),
+            reason,
+        }
     })
 }
 
