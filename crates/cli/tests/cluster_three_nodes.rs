@@ -8,7 +8,7 @@ mod support;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::cql::{block_on, node_view};
+use cqlbench_cluster::cql::{block_on, node_view, single_node_session};
 use scylla::statement::Consistency;
 use support::{cqlbench, session, session_through, statement, status_json, ClusterGuard};
 
@@ -122,6 +122,62 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
         );
         assert_eq!(node["process"], "up");
     }
+
+    // Token-aware load: with RF=1, every write `cqlbench run` sends goes to the node that owns its key,
+    // so each node coordinated exactly the writes it stored itself (per-table metrics in system_views).
+    let results = tempfile::tempdir().expect("temp dir");
+    let load = cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        "127.0.2.1",
+        "--keyspace",
+        "routing",
+        "--replication",
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "-r",
+        "0",
+        "--rate",
+        "500",
+        "-n",
+        "1500",
+        "-o",
+        results.path().join("routing").to_str().expect("path"),
+    ]);
+    assert!(load.ok(), "routing run failed: {}", load.stderr);
+    let mut stored = 0;
+    for node in &state.nodes {
+        let address = node.cql_address();
+        let (coordinated, local) = block_on(async move {
+            let session = single_node_session(address, Duration::from_secs(10))
+                .await
+                .expect("session");
+            let mut counts = Vec::new();
+            for table in ["coordinator_write_latency", "local_write_latency"] {
+                let cql = format!(
+                    "SELECT count FROM system_views.{table} \
+                     WHERE keyspace_name = 'routing' AND table_name = 'keyvalue'"
+                );
+                let rows = session
+                    .query_unpaged(cql, &[])
+                    .await
+                    .expect("metrics query")
+                    .into_rows_result()
+                    .expect("rows");
+                let (count,) = rows.single_row::<(i64,)>().expect("one row");
+                counts.push(count);
+            }
+            (counts[0], counts[1])
+        });
+        assert!(local > 0, "node {} stored none of the writes", node.index);
+        assert_eq!(
+            coordinated, local,
+            "node {} coordinated {coordinated} writes but stored {local}: not routed to the owner",
+            node.index
+        );
+        stored += local;
+    }
+    assert_eq!(stored, 1500, "writes stored over the three nodes");
 
     // RF=3: QUORUM writes, read back at ALL.
     let schema_contact = contact.clone();
