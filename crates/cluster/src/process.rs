@@ -418,9 +418,12 @@ mod tests {
     fn finds_processes_by_marker() {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("node1");
+        // A process that never forks: a shell would fork its command, and for a moment that child
+        // carries the shell's command line (and the marker) too.
+        std::fs::write(&marker, "").unwrap();
         let pid = spawn(
-            Path::new("/bin/sh"),
-            &["-c".to_string(), format!("sleep 30 # {}", marker.display())],
+            Path::new("/usr/bin/tail"),
+            &["-f".to_string(), marker.display().to_string()],
             dir.path(),
             &dir.path().join("out.log"),
         )
