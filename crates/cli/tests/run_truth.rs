@@ -30,6 +30,51 @@ fn stall_truth_and_unique_keys() {
     rows_equal_successful_writes(&node, dir.path());
     seed_options_and_other_workloads(&node, dir.path());
     overload_is_reported_not_hidden(&node, dir.path());
+    datacenter_must_exist(&node, dir.path());
+}
+
+/// `--dc` keeps the load in one datacenter; one the cluster does not have is a one-line error.
+fn datacenter_must_exist(node: &TestNode, dir: &std::path::Path) {
+    let out = dir.join("dc");
+    let args = |dc: &'static str, out: &std::path::Path| {
+        [
+            "run",
+            "KeyValue",
+            "--host",
+            &node.host,
+            "--keyspace",
+            "load_truth",
+            "-n",
+            "200",
+            "--rate",
+            "200",
+            "--dc",
+            dc,
+            "-o",
+            out.to_str().unwrap(),
+        ]
+        .map(str::to_string)
+    };
+    let ok: Vec<String> = args("datacenter1", &out).to_vec();
+    cqlbench_ok(&ok.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        f64_at(&read_summary(&out), "ops.read.count")
+            + f64_at(&read_summary(&out), "ops.write.count"),
+        200.0
+    );
+    let bad = args("nowhere", &dir.join("dc-bad"));
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("--dc nowhere") && errors[0].contains("datacenter1"),
+        "{stderr}"
+    );
 }
 
 /// With one request in flight the client cannot reach 20000 ops/s; the output must say so, and the

@@ -296,6 +296,7 @@ async fn run_async(
 ) -> Result<RunResult, LoadError> {
     // The driver sets up the schema and reads the topology; the load path then speaks CQL itself.
     let driver = session::connect(options).await?;
+    session::check_datacenter(&driver, options)?;
     let replication = session::create_schema(&driver, options).await?;
     session::prepare(&driver, options).await?;
     let topology = Topology::from_session(
@@ -732,6 +733,8 @@ fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
         "concurrency_per_thread": o.concurrency,
         "threads": o.threads,
         "connections_per_host": o.connections_per_host,
+        // Each client thread has its own connections, at least one per host.
+        "connections_per_host_opened": o.connections_per_host.max(o.threads),
         "read_ratio": o.read_ratio,
         "populate": o.populate,
         "warmup_s": o.warmup.as_secs_f64(),

@@ -125,6 +125,28 @@ fn tls_context(ca: &std::path::Path) -> Result<openssl::ssl::SslContext, LoadErr
     Ok(context.build())
 }
 
+/// With `--dc`, the datacenter must exist: otherwise no node would take load.
+pub fn check_datacenter(session: &Session, options: &RunOptions) -> Result<(), LoadError> {
+    let Some(dc) = &options.dc else {
+        return Ok(());
+    };
+    let state = session.get_cluster_state();
+    let mut known: Vec<String> = state
+        .get_nodes_info()
+        .iter()
+        .filter_map(|n| n.datacenter.clone())
+        .collect();
+    known.sort();
+    known.dedup();
+    if known.iter().any(|k| k == dc) {
+        return Ok(());
+    }
+    Err(LoadError::InvalidOption(format!(
+        "--dc {dc}: no node of the cluster is in that datacenter (it has: {})",
+        known.join(", ")
+    )))
+}
+
 /// Error texts from the driver can span lines; the CLI prints one.
 pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
