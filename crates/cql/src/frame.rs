@@ -173,11 +173,6 @@ impl<'a> ExecuteFrame<'a> {
         len_at + 4..self.out.len()
     }
 
-    /// The buffer written so far (to read back a value, e.g. the routing key).
-    pub fn buffer(&self) -> &[u8] {
-        self.out
-    }
-
     /// Completes the frame.
     pub fn finish(self) {
         self.out
@@ -294,8 +289,8 @@ mod tests {
         let mut f = ExecuteFrame::begin(&mut out, 3, &[1, 2, 3], 0x0001, 0x0009);
         let key = f.value_with(|o| o.extend_from_slice(b"12345"));
         f.value(b"v");
-        assert_eq!(&f.buffer()[key], b"12345");
         f.finish();
+        assert_eq!(&out[key], b"12345");
         let frame = &out[1..];
         let h = parse_header(frame).unwrap();
         assert_eq!(h.opcode, Opcode::Execute as u8);

@@ -170,19 +170,6 @@ pub fn prepare(stream: &mut Stream, cql: &str) -> Result<Prepared, CqlError> {
     })
 }
 
-/// Runs a CQL statement without bound values (blocking), e.g. for a test's own checks.
-pub fn query(stream: &mut Stream, cql: &str, consistency: u16) -> Result<Vec<u8>, CqlError> {
-    let mut body = Vec::with_capacity(cql.len() + 8);
-    put_long_bytes(&mut body, cql.as_bytes());
-    body.extend_from_slice(&consistency.to_be_bytes());
-    body.push(0);
-    let (header, reply) = round_trip(stream, Opcode::Query, &body)?;
-    if header.opcode != Opcode::Result as u8 {
-        return Err(unexpected(&header, &reply, "RESULT"));
-    }
-    Ok(reply)
-}
-
 /// Sends one request on stream 0 and reads frames until its response (skipping events).
 fn round_trip(
     stream: &mut Stream,

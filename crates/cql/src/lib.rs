@@ -13,7 +13,7 @@ pub use frame::{
     classify_error, error_code, parse_header, ErrorClass, ExecuteFrame, Header, Opcode,
     ServerError, HEADER_LEN, MAX_STREAMS,
 };
-pub use handshake::{connect, prepare, query, ConnectOptions, Credentials, Prepared, Stream};
+pub use handshake::{connect, prepare, ConnectOptions, Credentials, Prepared, Stream};
 
 /// Why a connection could not be opened or a statement prepared.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,7 @@ use crate::output::{
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
-use crate::wire::{self, LoopIo, LoopOutcome, Schedule, ThreadConns, WireConfig};
+use crate::wire::{self, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
 use crate::workload::{mix, timeuuid, KeyPlan, OpType, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
@@ -91,27 +91,6 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
     }
 }
 
-/// One phase (populate, or warm-up plus measured run), split over the client threads.
-#[derive(Clone)]
-struct Plan {
-    /// Global index of the phase's first operation.
-    base: u64,
-    /// Operations in the phase, or `None` to run until `deadline`.
-    count: Option<u64>,
-    /// Operations per second over all threads; `None` = unthrottled.
-    rate: Option<f64>,
-    start: Instant,
-    /// Unthrottled phases with a duration stop sending here.
-    deadline: Option<Instant>,
-    /// Scheduled operations not yet sent by this time are given up (and counted).
-    drain_deadline: Option<Instant>,
-    measure_start: Instant,
-    concurrency: usize,
-    threads: u64,
-    /// A thread's operations released together (see [`RunOptions::release_group`]).
-    group: u64,
-}
-
 /// Per-operation-type totals kept by the reporter.
 struct Totals {
     measured: [OpStats; 2],
@@ -181,7 +160,7 @@ impl PhaseRun {
 /// Starts one OS thread per client thread; each runs its share of `plan` on its own connections.
 fn spawn_phase(
     ctx: &Arc<Ctx>,
-    plan: &Plan,
+    plan: &Phase,
     conns: Vec<ThreadConns>,
 ) -> Result<PhaseRun, LoadError> {
     let claim = Arc::new(AtomicU64::new(0));
@@ -196,22 +175,13 @@ fn spawn_phase(
             .name(format!("cqlbench-client-{thread}"))
             .spawn(move || {
                 let schedule = Schedule {
-                    base: plan.base,
-                    count: plan.count,
-                    interval_nanos: plan.rate.map(|r| 1e9 / r),
-                    start: plan.start,
-                    deadline: plan.deadline,
-                    drain_deadline: plan.drain_deadline,
-                    concurrency: plan.concurrency,
-                    threads: plan.threads,
+                    phase: &plan,
                     thread: thread as u64,
-                    group: plan.group,
                     claim: &claim,
                 };
                 let io = LoopIo {
                     stop: &ctx.stop,
                     recorder: &recorder,
-                    measure_start: plan.measure_start,
                 };
                 let outcome = wire::run_loop(
                     &ctx.wire,
@@ -350,7 +320,7 @@ async fn run_async(
         (Some(c), Some(rate)) => start + Duration::from_secs_f64(c as f64 / rate),
         _ => deadline.unwrap_or(start),
     };
-    let plan = Plan {
+    let plan = Phase {
         base: options.populate,
         count,
         rate: options.rate,
@@ -464,7 +434,7 @@ async fn run_async(
 }
 
 /// Operations the schedule offered between `from` and `to`.
-fn offered_in(plan: &Plan, from: Instant, to: Instant) -> f64 {
+fn offered_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
     let (Some(rate), Some(count)) = (plan.rate, plan.count) else {
         return 0.0;
     };
@@ -654,7 +624,7 @@ async fn populate(
     conns: Vec<ThreadConns>,
 ) -> Result<(PhaseSummary, Vec<ThreadConns>), LoadError> {
     let start = Instant::now();
-    let plan = Plan {
+    let plan = Phase {
         base: 0,
         count: Some(options.populate),
         rate: None,

@@ -15,7 +15,6 @@ static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
 pub struct Epoll {
     fd: RawFd,
     events: Vec<libc::epoll_event>,
-    ready: usize,
 }
 
 /// One readiness report: the token given at registration and the event bits.
@@ -46,7 +45,6 @@ impl Epoll {
         Ok(Epoll {
             fd,
             events: vec![libc::epoll_event { events: 0, u64: 0 }; 64],
-            ready: 0,
         })
     }
 
@@ -105,13 +103,11 @@ impl Epoll {
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
-                self.ready = 0;
                 return Ok(0);
             }
             return Err(e);
         }
-        self.ready = n as usize;
-        Ok(self.ready)
+        Ok(n as usize)
     }
 
     fn wait_ms(&mut self, timeout: Option<Duration>, max: libc::c_int) -> libc::c_int {

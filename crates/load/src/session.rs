@@ -261,7 +261,6 @@ fn consistency_code(c: Consistency) -> u16 {
 /// How the load path connects and what it sends: every operation is one request, never retried, so
 /// each failure is counted as what it was.
 pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
-    driver_serial_consistency(options.serial_consistency)?;
     let mut statements: [String; 2] = Default::default();
     statements[OpType::Write.index()] = options.workload.write_cql(&options.keyspace);
     statements[OpType::Read.index()] = options.workload.read_cql(&options.keyspace);

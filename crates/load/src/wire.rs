@@ -120,6 +120,7 @@ struct Conn {
 
 impl Conn {
     fn new(node: usize, stream: Option<Stream>) -> Conn {
+        let stream_is_down = stream.is_none();
         Conn {
             node,
             stream,
@@ -135,7 +136,7 @@ impl Conn {
             wants_writable: false,
             needs_reconnect: false,
             reconnect: None,
-            retry_at: Some(Instant::now()),
+            retry_at: stream_is_down.then(Instant::now),
         }
     }
 
@@ -449,21 +450,33 @@ impl ThreadConns {
     }
 }
 
-/// Which operations a thread sends, and when: a fixed-rate schedule or as fast as slots allow.
-pub struct Schedule<'a> {
+/// One phase (populate, or warm-up plus measured run), as every client thread runs its share of it.
+#[derive(Clone)]
+pub struct Phase {
     /// Global index of the phase's first operation.
     pub base: u64,
+    /// Operations in the phase, or `None` to run until `deadline`.
     pub count: Option<u64>,
-    /// Nanoseconds between operations over all threads; `None` = unthrottled.
-    pub interval_nanos: Option<f64>,
+    /// Operations per second over all threads; `None` = unthrottled.
+    pub rate: Option<f64>,
     pub start: Instant,
+    /// Unthrottled phases with a duration stop sending here.
     pub deadline: Option<Instant>,
+    /// Scheduled operations not yet sent by this time are given up (and counted).
     pub drain_deadline: Option<Instant>,
+    /// Operations intended before this belong to the warm-up.
+    pub measure_start: Instant,
+    /// Requests in flight per thread.
     pub concurrency: usize,
     pub threads: u64,
-    pub thread: u64,
-    /// Operations of this thread released together per tick (1 = each at its own time).
+    /// A thread's consecutive operations released together (see `RunOptions::release_group`).
     pub group: u64,
+}
+
+/// One thread's share of a phase: a fixed-rate schedule or as fast as slots allow.
+pub struct Schedule<'a> {
+    pub phase: &'a Phase,
+    pub thread: u64,
     /// Unthrottled threads claim operation numbers from this shared counter.
     pub claim: &'a AtomicU64,
 }
@@ -472,9 +485,10 @@ impl Schedule<'_> {
     /// When operation `relative` (one of this thread's) is released: operations go out in groups of
     /// `group` consecutive ones of the thread, all at the time the first of the group is due.
     pub fn release_time(&self, relative: u64, interval_nanos: f64) -> Instant {
-        let own = (relative - self.thread) / self.threads;
-        let first = self.thread + (own - own % self.group) * self.threads;
-        self.start + Duration::from_nanos((first as f64 * interval_nanos) as u64)
+        let (threads, group) = (self.phase.threads, self.phase.group);
+        let own = (relative - self.thread) / threads;
+        let first = self.thread + (own - own % group) * threads;
+        self.phase.start + Duration::from_nanos((first as f64 * interval_nanos) as u64)
     }
 }
 
@@ -482,7 +496,6 @@ impl Schedule<'_> {
 pub struct LoopIo<'a> {
     pub stop: &'a AtomicBool,
     pub recorder: &'a Mutex<IntervalRecorder>,
-    pub measure_start: Instant,
 }
 
 /// How a thread's loop ended.
@@ -520,6 +533,8 @@ pub fn run_loop(
             let _ = epoll.add(s.as_raw_fd(), i as u64, poll::READABLE);
         }
     }
+    let phase = schedule.phase;
+    let interval_nanos = phase.rate.map(|rate| 1e9 / rate);
     let mut completed: Vec<Completion> = Vec::with_capacity(256);
     // Rate mode: relative number (within the phase, over all threads) of this thread's next operation.
     let mut cursor = schedule.thread;
@@ -528,16 +543,33 @@ pub fn run_loop(
     let mut blocked = false;
     loop {
         let now = Instant::now();
+        // Connections first: failed ones are dropped or reconnected, timed-out requests completed
+        // (freeing their slots before sending), and the earliest remaining deadline noted.
+        let mut wake = now + STOP_POLL;
+        let mut reconnecting = false;
+        for (i, conn) in conns.conns.iter_mut().enumerate() {
+            if conn.needs_reconnect {
+                conn.fail(now, &mut completed);
+            }
+            if !conn.is_up() {
+                maintain(config, &epoll, i, conn, &conns.ids, now);
+                reconnecting |= !conn.is_up();
+            }
+            if let Some(deadline) = conn.expire(now, &mut completed) {
+                wake = wake.min(deadline);
+            }
+        }
         let stopping = io.stop.load(Ordering::Relaxed);
         let mut next_due = None;
         let mut no_connection = false;
+        let mut sent_any = false;
         if !stopping && !exhausted {
             let was_blocked = blocked;
             blocked = false;
             loop {
-                let (relative, intended) = match schedule.interval_nanos {
+                let (relative, intended) = match interval_nanos {
                     Some(nanos) => {
-                        if schedule.count.is_some_and(|c| cursor >= c) {
+                        if phase.count.is_some_and(|c| cursor >= c) {
                             exhausted = true;
                             break;
                         }
@@ -546,35 +578,35 @@ pub fn run_loop(
                             next_due = Some(due);
                             break;
                         }
-                        if schedule.drain_deadline.is_some_and(|d| now > d) {
+                        if phase.drain_deadline.is_some_and(|d| now > d) {
                             exhausted = true;
                             break;
                         }
                         (cursor, Some(due))
                     }
                     None => {
-                        if now < schedule.start {
-                            next_due = Some(schedule.start); // the phase starts with all threads
+                        if now < phase.start {
+                            next_due = Some(phase.start); // the phase starts with all threads
                             break;
                         }
-                        if schedule.deadline.is_some_and(|d| now >= d) {
+                        if phase.deadline.is_some_and(|d| now >= d) {
                             exhausted = true;
                             break;
                         }
                         let n = *claimed
                             .get_or_insert_with(|| schedule.claim.fetch_add(1, Ordering::Relaxed));
-                        if schedule.count.is_some_and(|c| n >= c) {
+                        if phase.count.is_some_and(|c| n >= c) {
                             exhausted = true;
                             break;
                         }
                         (n, None)
                     }
                 };
-                if conns.live() >= schedule.concurrency {
+                if conns.live() >= phase.concurrency {
                     blocked = true;
                     break;
                 }
-                let index = schedule.base + relative;
+                let index = phase.base + relative;
                 let op = op_type(index);
                 let slot_limited = was_blocked && intended.is_some_and(|due| now > due);
                 let pending = Pending {
@@ -588,7 +620,9 @@ pub fn run_loop(
                         r.concurrency_limited += 1;
                     }
                 }
-                if !conns.send(config, pending, |f| bind(index, op, f)) {
+                if conns.send(config, pending, |f| bind(index, op, f)) {
+                    sent_any = true;
+                } else {
                     if intended.is_none() {
                         // Unthrottled: no node is reachable; wait for a reconnection rather than
                         // turning the operation budget into errors at full speed.
@@ -597,8 +631,8 @@ pub fn run_loop(
                     }
                     completed.push(pending.complete(now, Some(ErrorKind::Other)));
                 }
-                match schedule.interval_nanos {
-                    Some(_) => cursor += schedule.threads,
+                match interval_nanos {
+                    Some(_) => cursor += phase.threads,
                     None => claimed = None,
                 }
             }
@@ -608,28 +642,23 @@ pub fn run_loop(
                 flush(&epoll, i, conn, now, &mut completed);
             }
         }
-        record(io, &mut completed);
+        record(io, phase.measure_start, &mut completed);
         if (exhausted || stopping) && conns.live() == 0 {
             break;
         }
 
         // Sleep until the next operation is due, a response arrives, a request times out, or it is
         // time to look at the stop flag or a reconnection.
-        let mut wake = now + STOP_POLL;
         if !blocked {
             if let Some(due) = next_due {
                 wake = wake.min(due);
             }
         }
-        for conn in &mut conns.conns {
-            if let Some(deadline) = conn.expire(now, &mut completed) {
-                wake = wake.min(deadline);
-            }
-            if !conn.is_up() {
-                wake = wake.min(now + Duration::from_millis(20));
-            }
+        if sent_any {
+            // A connection that had nothing in flight now has a deadline too.
+            wake = wake.min(now + config.request_timeout);
         }
-        if no_connection {
+        if reconnecting || no_connection {
             wake = wake.min(now + Duration::from_millis(20));
         }
         let timeout = wake.saturating_duration_since(Instant::now());
@@ -656,19 +685,10 @@ pub fn run_loop(
                 conn.fail(now, &mut completed);
             }
         }
-        for (i, conn) in conns.conns.iter_mut().enumerate() {
-            conn.expire(now, &mut completed);
-            if conn.needs_reconnect {
-                conn.fail(now, &mut completed);
-            }
-            if !conn.is_up() {
-                maintain(config, &epoll, i, conn, &conns.ids, now);
-            }
-        }
-        record(io, &mut completed);
+        record(io, phase.measure_start, &mut completed);
     }
-    let unsent = match (schedule.interval_nanos, schedule.count) {
-        (Some(_), Some(count)) if cursor < count => (count - cursor).div_ceil(schedule.threads),
+    let unsent = match (interval_nanos, phase.count) {
+        (Some(_), Some(count)) if cursor < count => (count - cursor).div_ceil(phase.threads),
         _ => 0,
     };
     LoopOutcome {
@@ -677,13 +697,13 @@ pub fn run_loop(
     }
 }
 
-fn record(io: &LoopIo, completed: &mut Vec<Completion>) {
+fn record(io: &LoopIo, measure_start: Instant, completed: &mut Vec<Completion>) {
     if completed.is_empty() {
         return;
     }
     if let Ok(mut r) = io.recorder.lock() {
         for c in completed.iter() {
-            r.record(c, io.measure_start);
+            r.record(c, measure_start);
         }
     }
     completed.clear();
@@ -754,17 +774,21 @@ mod tests {
     fn groups_share_the_release_time_of_their_first_operation() {
         let claim = AtomicU64::new(0);
         let start = Instant::now();
-        let schedule = Schedule {
+        let phase = Phase {
             base: 0,
             count: None,
-            interval_nanos: Some(1000.0),
+            rate: Some(1e6),
             start,
             deadline: None,
             drain_deadline: None,
+            measure_start: start,
             concurrency: 10,
             threads: 2,
-            thread: 1,
             group: 3,
+        };
+        let schedule = Schedule {
+            phase: &phase,
+            thread: 1,
             claim: &claim,
         };
         let at = |relative: u64| {
@@ -778,8 +802,9 @@ mod tests {
         assert_eq!([at(7), at(9), at(11)], [7000, 7000, 7000]);
         assert_eq!(at(13), 13_000);
         // Groups of one: every operation at its own time.
+        let ungrouped = Phase { group: 1, ..phase };
         let single = Schedule {
-            group: 1,
+            phase: &ungrouped,
             ..schedule
         };
         assert_eq!(
