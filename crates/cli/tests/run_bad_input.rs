@@ -2,25 +2,10 @@
 
 mod run_support;
 
-use run_support::cqlbench;
+use run_support::{cqlbench, cqlbench_command, one_line_error};
 
 fn assert_one_line_error(args: &[&str], expected: &str) {
-    let out = cqlbench(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{args:?}: expected one error line, got:\n{stderr}"
-    );
-    assert!(
-        lines[0].contains(expected),
-        "{args:?}: error should mention '{expected}': {}",
-        lines[0]
-    );
+    one_line_error(&mut cqlbench_command(args), expected);
 }
 
 #[test]
@@ -222,13 +207,10 @@ fn missing_credentials_and_ca_files_are_one_line_errors() {
         "password",
     );
     // Half of the environment pair is a mistake worth stopping for.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args(["run", "KeyValue", "--host", "127.0.4.250"])
-        .env("CQLBENCH_USERNAME", "cassandra")
-        .env_remove("CQLBENCH_PASSWORD")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("CQLBENCH_PASSWORD"), "{stderr}");
+    one_line_error(
+        cqlbench_command(&["run", "KeyValue", "--host", "127.0.4.250"])
+            .env("CQLBENCH_USERNAME", "cassandra")
+            .env_remove("CQLBENCH_PASSWORD"),
+        "CQLBENCH_PASSWORD",
+    );
 }

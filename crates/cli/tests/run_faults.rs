@@ -5,7 +5,7 @@ mod run_support;
 
 use std::time::{Duration, Instant};
 
-use run_support::{cqlbench_ok, f64_at, read_summary, TestNode};
+use run_support::{cqlbench_ok, f64_at, read_summary, spawn_cqlbench, TestNode};
 
 const RATE: f64 = 400.0;
 const SECONDS: f64 = 30.0;
@@ -30,29 +30,24 @@ fn killed_node_costs_errors_and_load_resumes_when_it_returns() {
         dir.path().join("warm").to_str().unwrap(),
     ]);
     let out = dir.path().join("faults");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args([
-            "run",
-            "KeyValue",
-            "--host",
-            &node.host,
-            "--keyspace",
-            "load_faults",
-            "-r",
-            "0.5",
-            "-d",
-            "30s",
-            "--rate",
-            "400",
-            "--request-timeout",
-            "2s",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_faults",
+        "-r",
+        "0.5",
+        "-d",
+        "30s",
+        "--rate",
+        "400",
+        "--request-timeout",
+        "2s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let launched = Instant::now();
     std::thread::sleep(Duration::from_secs(6));
     cqlbench_cluster::kill_node(&node.home, &node.name, 1).expect("kill the node");

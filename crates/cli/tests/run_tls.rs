@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use cqlbench_cluster::{ClusterSpec, Home};
-use run_support::{f64_at, read_summary};
+use run_support::{cqlbench_command, f64_at, one_line_error, read_summary, spawn_cqlbench};
 
 const ADDRESS: &str = "127.0.6.1";
 const NAME: &str = "load-tls";
@@ -150,33 +150,26 @@ fn load_connections_use_tls_and_credentials() {
     let _node = TlsNode::start(&keystore);
 
     let out = dir.path().join("run");
-    let child = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args([
-            "run",
-            "KeyValue",
-            "--host",
-            ADDRESS,
-            "--keyspace",
-            "load_tls",
-            "--tls",
-        ])
-        .arg(&ca)
-        .args([
-            "-d",
-            "8s",
-            "--rate",
-            "200",
-            "-t",
-            "2",
-            "--connections-per-host",
-            "2",
-            "-o",
-        ])
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        ADDRESS,
+        "--keyspace",
+        "load_tls",
+        "--tls",
+        ca.to_str().unwrap(),
+        "-d",
+        "8s",
+        "--rate",
+        "200",
+        "-t",
+        "2",
+        "--connections-per-host",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     // Mid-run, the node lists the load connections (STARTUP names the driver "cqlbench").
     std::thread::sleep(Duration::from_secs(5));
     let clients = node_clients();
@@ -216,57 +209,43 @@ fn load_connections_use_tls_and_credentials() {
     }
 
     // A CA that did not sign the node's certificate: refused, in one line, before any load.
-    let refused = one_line_failure(
-        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-            .args([
-                "run",
-                "KeyValue",
-                "--host",
-                ADDRESS,
-                "--keyspace",
-                "load_tls",
-                "-d",
-                "2s",
-                "--tls",
-            ])
-            .arg(&other_ca)
-            .arg("-o")
-            .arg(dir.path().join("refused")),
+    let refused = dir.path().join("refused");
+    one_line_error(
+        &mut cqlbench_command(&[
+            "run",
+            "KeyValue",
+            "--host",
+            ADDRESS,
+            "--keyspace",
+            "load_tls",
+            "-d",
+            "2s",
+            "--tls",
+            other_ca.to_str().unwrap(),
+            "-o",
+            refused.to_str().unwrap(),
+        ]),
+        "certificate verify failed",
     );
-    assert!(refused.contains("certificate verify failed"), "{refused}");
     // No credentials for a node that requires them: the error says what to set.
-    let anonymous = one_line_failure(
-        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-            .args([
-                "run",
-                "KeyValue",
-                "--host",
-                ADDRESS,
-                "--keyspace",
-                "load_tls",
-                "-d",
-                "2s",
-                "--tls",
-            ])
-            .arg(&ca)
-            .arg("-o")
-            .arg(dir.path().join("anonymous"))
-            .env_remove("CQLBENCH_USERNAME")
-            .env_remove("CQLBENCH_PASSWORD"),
+    let anonymous = dir.path().join("anonymous");
+    one_line_error(
+        cqlbench_command(&[
+            "run",
+            "KeyValue",
+            "--host",
+            ADDRESS,
+            "--keyspace",
+            "load_tls",
+            "-d",
+            "2s",
+            "--tls",
+            ca.to_str().unwrap(),
+            "-o",
+            anonymous.to_str().unwrap(),
+        ])
+        .env_remove("CQLBENCH_USERNAME")
+        .env_remove("CQLBENCH_PASSWORD"),
+        "CQLBENCH_USERNAME",
     );
-    assert!(anonymous.contains("CQLBENCH_USERNAME"), "{anonymous}");
-}
-
-/// Runs a command that must fail with exactly one `error:` line and no panic; returns its stderr.
-fn one_line_failure(command: &mut Command) -> String {
-    let output = command.output().unwrap();
-    let text = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{text}");
-    assert_eq!(
-        text.lines().filter(|l| l.starts_with("error:")).count(),
-        1,
-        "{text}"
-    );
-    assert!(!text.contains("panicked"), "{text}");
-    text
 }

@@ -5,7 +5,10 @@ mod run_support;
 
 use std::time::{Duration, Instant};
 
-use run_support::{cqlbench_ok, f64_at, hlog_total, read_summary, TestNode};
+use run_support::{
+    cqlbench_command, cqlbench_ok, f64_at, hlog_total, one_line_error, read_summary,
+    spawn_cqlbench, TestNode,
+};
 
 #[test]
 fn stall_truth_and_unique_keys() {
@@ -35,9 +38,8 @@ fn stall_truth_and_unique_keys() {
 
 /// `--dc` keeps the load in one datacenter; one the cluster does not have is a one-line error.
 fn datacenter_must_exist(node: &TestNode, dir: &std::path::Path) {
-    let out = dir.join("dc");
-    let args = |dc: &'static str, out: &std::path::Path| {
-        [
+    let run = |dc: &str, out: &std::path::Path| {
+        cqlbench_command(&[
             "run",
             "KeyValue",
             "--host",
@@ -52,29 +54,22 @@ fn datacenter_must_exist(node: &TestNode, dir: &std::path::Path) {
             dc,
             "-o",
             out.to_str().unwrap(),
-        ]
-        .map(str::to_string)
+        ])
     };
-    let ok: Vec<String> = args("datacenter1", &out).to_vec();
-    cqlbench_ok(&ok.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = dir.join("dc");
+    let output = run("datacenter1", &out).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = read_summary(&out);
     assert_eq!(
-        f64_at(&read_summary(&out), "ops.read.count")
-            + f64_at(&read_summary(&out), "ops.write.count"),
+        f64_at(&summary, "ops.read.count") + f64_at(&summary, "ops.write.count"),
         200.0
     );
-    let bad = args("nowhere", &dir.join("dc-bad"));
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args(&bad)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(
-        errors[0].contains("--dc nowhere") && errors[0].contains("datacenter1"),
-        "{stderr}"
-    );
+    let error = one_line_error(&mut run("nowhere", &dir.join("dc-bad")), "--dc nowhere");
+    assert!(error.contains("datacenter1"), "{error}");
 }
 
 /// With one request in flight the client cannot reach 20000 ops/s; the output must say so, and the
@@ -242,29 +237,24 @@ struct StallRun {
 }
 
 fn stalled_run(node: &TestNode, out: std::path::PathBuf) -> StallRun {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args([
-            "run",
-            "KeyValue",
-            "--host",
-            &node.host,
-            "--keyspace",
-            "load_truth",
-            "-d",
-            "14s",
-            "--rate",
-            "2000",
-            "-c",
-            "50",
-            "-t",
-            "2",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_truth",
+        "-d",
+        "14s",
+        "--rate",
+        "2000",
+        "-c",
+        "50",
+        "-t",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let launched = Instant::now();
     std::thread::sleep(Duration::from_secs(6));
     let paused_at = Instant::now();
@@ -417,25 +407,20 @@ fn rows_equal_successful_writes(node: &TestNode, dir: &std::path::Path) {
 
     // Interrupting a run keeps what was measured: summary.json says so and holds the counts.
     let interrupted = dir.join("interrupted");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args([
-            "run",
-            "KeyValue",
-            "--host",
-            &node.host,
-            "--keyspace",
-            "load_unique",
-            "-d",
-            "60s",
-            "--rate",
-            "500",
-            "-o",
-            interrupted.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_unique",
+        "-d",
+        "60s",
+        "--rate",
+        "500",
+        "-o",
+        interrupted.to_str().unwrap(),
+    ]);
     std::thread::sleep(Duration::from_secs(5));
     send_sigint(child.id());
     let output = child.wait_with_output().unwrap();

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use cqlbench_cluster::{ClusterSpec, Home};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -50,12 +50,49 @@ impl Drop for TestNode {
     }
 }
 
+/// The cqlbench binary with these arguments, to adjust (environment, output) before running.
+pub fn cqlbench_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
+    command.args(args);
+    command
+}
+
 /// Runs the cqlbench binary.
 pub fn cqlbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args(args)
-        .output()
-        .expect("run cqlbench")
+    cqlbench_command(args).output().expect("run cqlbench")
+}
+
+/// Starts cqlbench in the background with its output captured (for `wait_with_output`).
+pub fn spawn_cqlbench(args: &[&str]) -> Child {
+    cqlbench_command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cqlbench")
+}
+
+/// Runs `command`, which must fail the way bad input should: exit code 1, no panic, and exactly one
+/// `error:` line, which mentions `expected`. Returns that line.
+pub fn one_line_error(command: &mut Command, expected: &str) -> String {
+    let out = command.output().expect("run cqlbench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "{command:?} panicked: {stderr}"
+    );
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{command:?}: expected one error line, got:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expected),
+        "{command:?}: error should mention '{expected}': {}",
+        lines[0]
+    );
+    lines[0].to_string()
 }
 
 /// Runs cqlbench and insists on success, showing its output otherwise.
