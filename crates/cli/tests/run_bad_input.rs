@@ -72,6 +72,23 @@ fn other_malformed_values_are_rejected() {
         "duration",
     );
     assert_one_line_error(
+        &["run", "KeyValue", "--tick", "fast", "--host", "127.0.4.250"],
+        "duration",
+    );
+    assert_one_line_error(
+        &[
+            "run",
+            "KeyValue",
+            "--tick",
+            "5s",
+            "--rate",
+            "100",
+            "--host",
+            "127.0.4.250",
+        ],
+        "--tick",
+    );
+    assert_one_line_error(
         &["run", "KeyValue", "-p", "lots", "--host", "127.0.4.250"],
         "count",
     );
