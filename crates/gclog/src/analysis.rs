@@ -21,6 +21,9 @@ const MAX_OPEN_INTERVALS: usize = 4096;
 const NANOS_PER_MINUTE: i64 = 60_000_000_000;
 /// Uptime going back by more than this starts a new JVM run (several logs of one node, appended).
 const RESTART_TOLERANCE_NS: i64 = 1_000_000_000;
+/// Unified-logging stamps are printed to the millisecond: two intervals read off them may seem to
+/// poke out of each other by this much.
+const STAMP_RESOLUTION_NS: i64 = 1_000_000;
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn new_histogram() -> Histogram<u64> {
@@ -210,6 +213,57 @@ impl ConcurrentUnion {
     }
 }
 
+/// A pause as read, before it is counted.
+struct PauseRecord {
+    kind: String,
+    duration_ns: i64,
+    heap: Option<HeapChange>,
+    stamp_at: StampAt,
+    time: Option<i64>,
+    epoch: Option<i64>,
+    gc_id: Option<u64>,
+}
+
+impl PauseRecord {
+    /// Start and end on the log's clock.
+    fn interval(&self) -> Option<(i64, i64)> {
+        let time = self.time?;
+        Some(match self.stamp_at {
+            StampAt::End => (time.saturating_sub(self.duration_ns), time),
+            StampAt::Start => (time, time.saturating_add(self.duration_ns)),
+        })
+    }
+
+    /// Start and end on the wall clock.
+    fn wall_clock_interval(&self) -> Option<(i64, i64)> {
+        let epoch = self.epoch?;
+        Some(match self.stamp_at {
+            StampAt::End => (epoch.saturating_sub(self.duration_ns), epoch),
+            StampAt::Start => (epoch, epoch.saturating_add(self.duration_ns)),
+        })
+    }
+
+    /// Whether `inner` ran inside this pause. JDK 9–16 Serial and CMS run the full collection that
+    /// follows a failed promotion inside the young collection's pause: it is numbered after the
+    /// young one (`GC(n+1)`), logged before it, and its time is part of the young pause's time.
+    fn encloses(&self, inner: &PauseRecord) -> bool {
+        let (Some(outer_id), Some(inner_id)) = (self.gc_id, inner.gc_id) else {
+            return false;
+        };
+        if outer_id >= inner_id || self.duration_ns < inner.duration_ns {
+            return false;
+        }
+        match (self.interval(), inner.interval()) {
+            (Some((outer_start, outer_end)), Some((inner_start, inner_end))) => {
+                outer_start <= inner_start.saturating_add(STAMP_RESOLUTION_NS)
+                    && inner_end <= outer_end.saturating_add(STAMP_RESOLUTION_NS)
+            }
+            // Without stamps the numbering and the durations are all there is to go by.
+            _ => true,
+        }
+    }
+}
+
 /// Which clock the log's intervals are measured on, fixed by its first stamped line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Clock {
@@ -241,6 +295,8 @@ pub struct Analyzer<'w> {
     pending_operation: Option<String>,
     /// A JDK 8 collection whose duration comes on a later line: kind, time, wall-clock time.
     pending_pause: Option<(String, Option<i64>, Option<i64>)>,
+    /// A numbered unified pause not counted yet: the next pause line may be the one it ran inside.
+    held_pause: Option<PauseRecord>,
     concurrent: ConcurrentUnion,
     heap_max_before: Option<f64>,
     heap_max_after: Option<f64>,
@@ -275,6 +331,7 @@ impl<'w> Analyzer<'w> {
             ttsp: Durations::new(),
             pending_operation: None,
             pending_pause: None,
+            held_pause: None,
             concurrent: ConcurrentUnion::new(),
             heap_max_before: None,
             heap_max_after: None,
@@ -309,15 +366,29 @@ impl<'w> Analyzer<'w> {
             self.first_time = Some(self.first_time.map_or(time, |first| first.min(time)));
             self.last_time = Some(self.last_time.map_or(time, |last| last.max(time)));
         }
+        // Only detail lines of the same collection come between an inner pause and the pause it ran
+        // inside; anything else means the held pause stands alone.
+        if !matches!(line.event, Event::Pause { .. } | Event::Other) {
+            self.release_held_pause();
+        }
         match line.event {
             Event::Pause {
                 kind,
                 duration_ns,
                 heap,
                 stamp_at,
+                gc_id,
             } => {
                 self.events += 1;
-                self.record_pause(kind, duration_ns, heap, stamp_at, time, line.stamp.epoch_ns);
+                self.on_pause(PauseRecord {
+                    kind: kind.to_owned(),
+                    duration_ns,
+                    heap,
+                    stamp_at,
+                    time,
+                    epoch: line.stamp.epoch_ns,
+                    gc_id,
+                });
             }
             Event::PauseBegin { kind } => {
                 self.events += 1;
@@ -330,8 +401,16 @@ impl<'w> Analyzer<'w> {
             } => {
                 self.events += 1;
                 if let Some((kind, time, epoch)) = self.pending_pause.take() {
-                    let kind = if full { "Full" } else { kind.as_str() };
-                    self.record_pause(kind, duration_ns, heap, StampAt::Start, time, epoch);
+                    let kind = if full { "Full".to_owned() } else { kind };
+                    self.record_pause(PauseRecord {
+                        kind,
+                        duration_ns,
+                        heap,
+                        stamp_at: StampAt::Start,
+                        time,
+                        epoch,
+                        gc_id: None,
+                    });
                 }
             }
             Event::Safepoint {
@@ -405,30 +484,51 @@ impl<'w> Analyzer<'w> {
         }
     }
 
-    fn record_pause(
-        &mut self,
-        kind: &str,
-        duration_ns: i64,
-        heap: Option<HeapChange>,
-        stamp_at: StampAt,
-        time: Option<i64>,
-        epoch: Option<i64>,
-    ) {
-        let (start, end) = match (time, stamp_at) {
-            (Some(t), StampAt::End) => (Some(t.saturating_sub(duration_ns)), Some(t)),
-            (Some(t), StampAt::Start) => (Some(t), Some(t.saturating_add(duration_ns))),
-            (None, _) => (None, None),
-        };
-        self.extend_span(start, end);
-        self.pauses.add(kind, duration_ns);
-        if let Some(heap) = heap {
-            self.heap(heap, time);
+    /// A numbered pause is held until the next event shows whether it ran inside another one; a
+    /// pause that encloses the held one is counted once, as one stop named after both.
+    fn on_pause(&mut self, pause: PauseRecord) {
+        match self.held_pause.take() {
+            Some(inner) if pause.encloses(&inner) => {
+                let kind = format!("{} + {}", pause.kind, inner.kind);
+                self.record_pause(PauseRecord { kind, ..pause });
+            }
+            held => {
+                if let Some(held) = held {
+                    self.record_pause(held);
+                }
+                if pause.gc_id.is_some() {
+                    self.held_pause = Some(pause);
+                } else {
+                    self.record_pause(pause);
+                }
+            }
         }
-        let absolute = epoch.map(|epoch| match stamp_at {
-            StampAt::End => (epoch.saturating_sub(duration_ns), epoch),
-            StampAt::Start => (epoch, epoch.saturating_add(duration_ns)),
-        });
-        self.write_timeline(absolute, start.zip(end), "pause", kind);
+    }
+
+    /// Counts the pause still held back, if any: the log has ended (called by [`Analyzer::finish`]
+    /// too; call it before to see a timeline write error in [`Analyzer::take_timeline_error`]).
+    pub fn end_of_log(&mut self) {
+        self.release_held_pause();
+    }
+
+    fn release_held_pause(&mut self) {
+        if let Some(held) = self.held_pause.take() {
+            self.record_pause(held);
+        }
+    }
+
+    fn record_pause(&mut self, pause: PauseRecord) {
+        let interval = pause.interval();
+        self.extend_span(
+            interval.map(|(start, _)| start),
+            interval.map(|(_, end)| end),
+        );
+        self.pauses.add(&pause.kind, pause.duration_ns);
+        if let Some(heap) = pause.heap {
+            self.heap(heap, pause.time);
+        }
+        let absolute = pause.wall_clock_interval();
+        self.write_timeline(absolute, interval, "pause", &pause.kind);
     }
 
     /// The line's time on the log's clock, in nanoseconds.
@@ -523,6 +623,7 @@ impl<'w> Analyzer<'w> {
     }
 
     pub fn finish(mut self) -> Report {
+        self.release_held_pause();
         let span_ns = match (self.first_time, self.last_time) {
             (Some(first), Some(last)) if last > first => Some(last.saturating_sub(first)),
             _ => None,

@@ -9,7 +9,9 @@
 //! duration), while JDK 8 stamps a collection when it begins; HotSpot's `Total time for which application
 //! threads were stopped` already includes `Stopping threads took` (never added twice); GC pauses run
 //! inside safepoints, so when a log has safepoint lines they are the stopped intervals and pause lines
-//! are not counted again.
+//! are not counted again; a collection run inside another's pause (JDK 9–16 Serial and CMS log the
+//! full collection of a failed promotion as `GC(n+1) Pause Full` just before the `GC(n) Pause Young`
+//! that contains it) is one stop, counted once under a kind naming both (`Young + Full`).
 //!
 //! ```no_run
 //! use cqlbench_gclog::{analyze, Input};
@@ -94,6 +96,10 @@ pub fn analyze(
         if let Some(error) = analyzer.take_timeline_error() {
             return Err(GcLogError::Timeline(error));
         }
+    }
+    analyzer.end_of_log();
+    if let Some(error) = analyzer.take_timeline_error() {
+        return Err(GcLogError::Timeline(error));
     }
     if analyzer.understood_events() == 0 {
         let what = ordered

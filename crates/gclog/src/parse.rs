@@ -43,6 +43,9 @@ pub enum Event<'a> {
         duration_ns: i64,
         heap: Option<HeapChange>,
         stamp_at: StampAt,
+        /// The unified-logging collection number (`GC(12)`): it tells a collection run inside another
+        /// (numbered after it, logged before it) from one that follows it.
+        gc_id: Option<u64>,
     },
     /// A safepoint: the application threads were stopped for `total_ns`, of which `ttsp_ns` was
     /// spent bringing them to the safepoint.
@@ -417,11 +420,20 @@ fn classify_decorator<'a>(content: &'a [u8], stamp: &mut Stamp, wall_clock: &mut
     // level, tags, hostname: nothing to keep.
 }
 
+/// A unified message without its `GC(12) ` and generational ZGC `Y: ` / `O: ` prefixes.
+struct GcMessage<'a> {
+    body: &'a [u8],
+    generational: bool,
+    gc_id: Option<u64>,
+}
+
 /// Strips `GC(12) ` and a generational ZGC `Y: ` / `O: ` prefix.
-fn strip_gc_prefix(message: &[u8]) -> (&[u8], bool) {
+fn strip_gc_prefix(message: &[u8]) -> GcMessage<'_> {
     let mut rest = message;
+    let mut gc_id = None;
     if starts_with(rest, b"GC(") {
         if let Some(close) = rest.iter().position(|b| *b == b')') {
+            gc_id = as_str(&rest[3..close]).and_then(|id| id.parse().ok());
             rest = trim_start(&rest[close + 1..]);
         }
     }
@@ -431,13 +443,21 @@ fn strip_gc_prefix(message: &[u8]) -> (&[u8], bool) {
     if generational {
         rest = trim_start(&rest[2..]);
     }
-    (rest, generational)
+    GcMessage {
+        body: rest,
+        generational,
+        gc_id,
+    }
 }
 
 fn unified_message(message: &[u8]) -> Option<Event<'_>> {
-    let (body, generational) = strip_gc_prefix(message);
+    let GcMessage {
+        body,
+        generational,
+        gc_id,
+    } = strip_gc_prefix(message);
     match body.first() {
-        Some(b'P') if starts_with(body, b"Pause ") => pause_message(&body[6..]),
+        Some(b'P') if starts_with(body, b"Pause ") => pause_message(&body[6..], gc_id),
         Some(b'C') if starts_with(body, b"Concurrent ") => Some(concurrent_message(body)),
         Some(b'S') if starts_with(body, b"Safepoint \"") => safepoint_message(&body[11..]),
         Some(b'T')
@@ -547,7 +567,7 @@ const KNOWN_PAUSES: &[&str] = &[
 ];
 
 /// `Young (Normal) (G1 Evacuation Pause) 6M->6M(64M) 4.736ms` (the text after `Pause `).
-fn pause_message(rest: &[u8]) -> Option<Event<'_>> {
+fn pause_message(rest: &[u8], gc_id: Option<u64>) -> Option<Event<'_>> {
     let rest = trim_end(rest);
     let (without_duration, duration) = match rest.iter().rposition(|b| *b == b' ') {
         Some(space) => match duration_token(&rest[space + 1..]) {
@@ -578,6 +598,7 @@ fn pause_message(rest: &[u8]) -> Option<Event<'_>> {
         duration_ns,
         heap,
         stamp_at: StampAt::End,
+        gc_id,
     })
 }
 
@@ -932,6 +953,7 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
         duration_ns,
         heap: depth_one_heap(body),
         stamp_at: StampAt::Start,
+        gc_id: None,
     })
 }
 
@@ -1149,6 +1171,7 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
             duration_ns,
             heap,
             stamp_at: StampAt::End,
+            gc_id: None,
         });
     }
     // Unlike JDK 8's own collection lines, the backport writes a phase's line (and its stamp) when the
@@ -1188,9 +1211,11 @@ mod tests {
                 kind,
                 duration_ns,
                 heap,
+                gc_id,
                 ..
             } => {
                 assert_eq!(kind, "Young");
+                assert_eq!(gc_id, Some(0));
                 assert_eq!(duration_ns, 5_328_000);
                 assert_eq!(heap.unwrap().after, 33.0 * 1024.0 * 1024.0);
             }
@@ -1268,6 +1293,7 @@ mod tests {
                 duration_ns,
                 heap,
                 stamp_at,
+                ..
             } => {
                 assert_eq!(
                     (kind, duration_ns, stamp_at),

@@ -481,3 +481,163 @@ fn pause_percentiles_match_nearest_rank_of_the_raw_durations() {
         }
     }
 }
+
+/// One row of a `--timeline` file: start and end in seconds (on whichever clock the log gives), and
+/// whether it is a pause or a safepoint.
+struct TimelineRow {
+    start_s: f64,
+    end_s: f64,
+    is_pause: bool,
+}
+
+/// `2026-11-22T00:08:14.294000Z` (the timeline's wall-clock form) or `12.030000` (seconds of uptime).
+fn timeline_seconds(text: &str) -> f64 {
+    let Some((date, time)) = text.trim_end_matches('Z').split_once('T') else {
+        return text.parse().unwrap();
+    };
+    let [year, month, day]: [i64; 3] = date
+        .split('-')
+        .map(|part| part.parse().unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let seconds: f64 = time.split(':').fold(0.0, |total, part| {
+        total * 60.0 + part.parse::<f64>().unwrap()
+    });
+    days as f64 * 86_400.0 + seconds
+}
+
+fn timeline_rows(timeline: &str) -> Vec<TimelineRow> {
+    timeline
+        .lines()
+        .skip(1)
+        .map(|row| {
+            let fields: Vec<&str> = row.splitn(3, ',').collect();
+            TimelineRow {
+                start_s: timeline_seconds(fields[0]),
+                end_s: timeline_seconds(fields[1]),
+                is_pause: fields[2].starts_with("pause:"),
+            }
+        })
+        .collect()
+}
+
+/// Stamps are printed to the millisecond, so an interval read off them may poke out by that much.
+const STAMP_TOLERANCE_S: f64 = 0.001;
+/// The timeline prints times to the microsecond: a duration read off a row is off by up to 2 µs.
+const ROW_ROUNDING_MS: f64 = 0.002;
+
+#[test]
+fn every_pause_lies_within_a_stop_and_pauses_never_exceed_the_stopped_time() {
+    // GC pauses run inside safepoints: each pause line is followed by the stopped-time line of the
+    // safepoint it ran in. A collection run inside another (a full collection inside a young one that
+    // failed promotion) is one stop; counted twice, the pauses of one safepoint would outlast it.
+    let mut failures = Vec::new();
+    let mut logs_checked = 0;
+    for expected_path in expected_files() {
+        let name = expected_path.display().to_string();
+        let (report, timeline) = run_with_timeline(&parts_of(&expected_path));
+        let Some(safepoints) = report.safepoints else {
+            continue;
+        };
+        logs_checked += 1;
+        let rows = timeline_rows(&timeline);
+        let mut waiting: Vec<&TimelineRow> = Vec::new();
+        let mut counted_pause_ms = 0.0;
+        for row in &rows {
+            if row.is_pause {
+                waiting.push(row);
+                continue;
+            }
+            let in_this_stop_ms: f64 = waiting
+                .iter()
+                .map(|pause| (pause.end_s - pause.start_s) * 1000.0)
+                .sum();
+            let stop_ms = (row.end_s - row.start_s) * 1000.0;
+            if in_this_stop_ms > stop_ms + ROW_ROUNDING_MS * (waiting.len() + 1) as f64 {
+                failures.push(format!(
+                    "{name}: pauses of {in_this_stop_ms:.3} ms in a stop of {stop_ms:.3} ms ending at {}",
+                    row.end_s
+                ));
+            }
+            for pause in waiting.drain(..) {
+                let inside = pause.start_s >= row.start_s - STAMP_TOLERANCE_S
+                    && pause.end_s <= row.end_s + STAMP_TOLERANCE_S;
+                if !inside {
+                    failures.push(format!(
+                        "{name}: pause {}..{} outside the stop {}..{} that follows it",
+                        pause.start_s, pause.end_s, row.start_s, row.end_s
+                    ));
+                }
+                counted_pause_ms += (pause.end_s - pause.start_s) * 1000.0;
+            }
+        }
+        // Pauses still waiting ran in a safepoint whose line was cut off with the end of the log.
+        let cut_off_ms: f64 = waiting
+            .iter()
+            .map(|pause| (pause.end_s - pause.start_s) * 1000.0)
+            .sum();
+        if report.pauses.total_ms - cut_off_ms > safepoints.stopped_total_ms + 1e-6 {
+            failures.push(format!(
+                "{name}: pause total {:.3} ms (of which {cut_off_ms:.3} ms after the last stop) exceeds the stopped total {:.3} ms",
+                report.pauses.total_ms, safepoints.stopped_total_ms
+            ));
+        }
+        let rounding_ms = ROW_ROUNDING_MS * report.pauses.count as f64;
+        if report.pauses.source == "pause lines"
+            && (counted_pause_ms + cut_off_ms - report.pauses.total_ms).abs() > rounding_ms
+        {
+            failures.push(format!(
+                "{name}: the timeline's pauses make {:.3} ms, the report {:.3} ms",
+                counted_pause_ms + cut_off_ms,
+                report.pauses.total_ms
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        logs_checked >= 25,
+        "only {logs_checked} logs with safepoints"
+    );
+}
+
+#[test]
+fn a_full_collection_inside_a_young_one_is_one_stop() {
+    // JDK 11 Serial and CMS, real logs: `GC(n+1) Pause Full …` is logged just before the
+    // `GC(n) Pause Young …` it ran inside, with the same heap transition.
+    for name in ["j11-serial-nested.log", "j11-cms-nested.log"] {
+        let path = unified(name);
+        let text = fs::read_to_string(&path).unwrap();
+        let pauses: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(" Pause ") && l.ends_with("ms"))
+            .collect();
+        let nested = pauses
+            .windows(2)
+            .filter(|pair| pair[0].contains("Pause Full") && pair[1].contains("Pause Young"))
+            .count() as u64;
+        assert!(nested > 0, "{name}: no nested collection");
+        let (report, timeline) = run_with_timeline(std::slice::from_ref(&path));
+        assert_eq!(report.pauses.count, pauses.len() as u64 - nested, "{name}");
+        assert_eq!(
+            report.pauses.by_kind["Young + Full"].count, nested,
+            "{name}"
+        );
+        let rows = timeline_rows(&timeline);
+        assert_eq!(
+            rows.iter().filter(|row| row.is_pause).count() as u64,
+            report.pauses.count,
+            "{name}: the timeline shows each stop once"
+        );
+    }
+    // Parallel runs its full collection after the young one, in the same safepoint: two pauses.
+    let report = run(&[unified("j11-parallel-sequential.log")]);
+    assert!(!report.pauses.by_kind.keys().any(|kind| kind.contains('+')));
+}
