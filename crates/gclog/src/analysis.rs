@@ -5,7 +5,10 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::parse::{parse_line_lazily, Event, Format, HeapChange, Stamp, StampAt};
+use crate::parse::{
+    continue_collection, parse_line_lazily, CollectionProgress, Event, Format, HeapChange, Stamp,
+    StampAt,
+};
 use crate::report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
@@ -264,6 +267,22 @@ impl PauseRecord {
     }
 }
 
+/// A JDK 8 collection whose text goes on over later lines.
+struct OpenCollection {
+    kind: String,
+    time: Option<i64>,
+    epoch: Option<i64>,
+    progress: CollectionProgress,
+}
+
+impl OpenCollection {
+    /// A CMS remark cut by the young collection of -XX:+CMSScavengeBeforeRemark: that collection
+    /// runs inside the remark's pause.
+    fn contains_a_scavenge(&self, kind: &str) -> bool {
+        self.kind == "Remark" && kind == "Young"
+    }
+}
+
 /// Which clock the log's intervals are measured on, fixed by its first stamped line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Clock {
@@ -293,8 +312,10 @@ pub struct Analyzer<'w> {
     safepoints: Durations,
     ttsp: Durations,
     pending_operation: Option<String>,
-    /// A JDK 8 collection whose duration comes on a later line: kind, time, wall-clock time.
-    pending_pause: Option<(String, Option<i64>, Option<i64>)>,
+    /// A JDK 8 collection whose `, N secs]` comes on a later line.
+    open_collection: Option<OpenCollection>,
+    /// JDK 8 collections that could not be put back together (see [`Report::unfinished_collections`]).
+    unfinished_collections: u64,
     /// A numbered unified pause not counted yet: the next pause line may be the one it ran inside.
     held_pause: Option<PauseRecord>,
     concurrent: ConcurrentUnion,
@@ -330,7 +351,8 @@ impl<'w> Analyzer<'w> {
             safepoints: Durations::new(),
             ttsp: Durations::new(),
             pending_operation: None,
-            pending_pause: None,
+            open_collection: None,
+            unfinished_collections: 0,
             held_pause: None,
             concurrent: ConcurrentUnion::new(),
             heap_max_before: None,
@@ -380,6 +402,9 @@ impl<'w> Analyzer<'w> {
                 gc_id,
             } => {
                 self.events += 1;
+                if stamp_at == StampAt::Start && self.inside_open_collection(kind) {
+                    return;
+                }
                 self.on_pause(PauseRecord {
                     kind: kind.to_owned(),
                     duration_ns,
@@ -390,28 +415,13 @@ impl<'w> Analyzer<'w> {
                     gc_id,
                 });
             }
-            Event::PauseBegin { kind } => {
+            Event::PauseBegin { kind, progress } => {
                 self.events += 1;
-                self.pending_pause = Some((kind.to_owned(), time, line.stamp.epoch_ns));
+                self.begin_collection(kind, progress, time, line.stamp.epoch_ns);
             }
-            Event::PauseFinish {
-                duration_ns,
-                full,
-                heap,
-            } => {
+            Event::PauseContinued(piece) => {
                 self.events += 1;
-                if let Some((kind, time, epoch)) = self.pending_pause.take() {
-                    let kind = if full { "Full".to_owned() } else { kind };
-                    self.record_pause(PauseRecord {
-                        kind,
-                        duration_ns,
-                        heap,
-                        stamp_at: StampAt::Start,
-                        time,
-                        epoch,
-                        gc_id: None,
-                    });
-                }
+                self.continue_collection(piece);
             }
             Event::Safepoint {
                 operation,
@@ -419,6 +429,8 @@ impl<'w> Analyzer<'w> {
                 ttsp_ns,
             } => {
                 self.events += 1;
+                // The stopped time is printed once the collection is over: one still open lost its end.
+                self.abandon_open_collection();
                 let pending = self.pending_operation.take();
                 let operation = operation.or(pending.as_deref()).unwrap_or("unknown");
                 let start = time.map(|t| t.saturating_sub(total_ns));
@@ -484,6 +496,90 @@ impl<'w> Analyzer<'w> {
         }
     }
 
+    /// A JDK 8 collection left open on its line. The young collection of a scavenge before remark
+    /// opens inside the remark: its text becomes part of the remark's.
+    fn begin_collection(
+        &mut self,
+        kind: &str,
+        progress: CollectionProgress,
+        time: Option<i64>,
+        epoch: Option<i64>,
+    ) {
+        if let Some(open) = self.open_collection.as_mut() {
+            if open.contains_a_scavenge(kind) {
+                open.progress.open_brackets += progress.open_brackets;
+                return;
+            }
+        }
+        self.abandon_open_collection();
+        self.open_collection = Some(OpenCollection {
+            kind: kind.to_owned(),
+            time,
+            epoch,
+            progress,
+        });
+    }
+
+    /// A later piece of the open JDK 8 collection's text; the collection is counted once its
+    /// bracket closes. A closing piece with nothing open is a collection whose beginning was lost.
+    fn continue_collection(&mut self, piece: &[u8]) {
+        let Some(open) = self.open_collection.as_mut() else {
+            if continue_collection(piece, 1).closed_after_ns.is_some() {
+                self.unfinished_collections += 1;
+            }
+            return;
+        };
+        let step = continue_collection(piece, open.progress.open_brackets);
+        open.progress.open_brackets = step.open_brackets;
+        open.progress.heap = step.heap.or(open.progress.heap);
+        open.progress.old_generation |= step.old_generation;
+        if step.open_brackets > 0 {
+            return;
+        }
+        let Some(open) = self.open_collection.take() else {
+            return;
+        };
+        let Some(duration_ns) = step.closed_after_ns else {
+            self.unfinished_collections += 1;
+            return;
+        };
+        // A young collection that fell back to collecting the old generation (promotion failure,
+        // concurrent mode failure) is a full collection in all but name.
+        let kind = if open.progress.old_generation && open.kind == "Young" {
+            "Full".to_owned()
+        } else {
+            open.kind
+        };
+        self.record_pause(PauseRecord {
+            kind,
+            duration_ns,
+            heap: open.progress.heap,
+            stamp_at: StampAt::Start,
+            time: open.time,
+            epoch: open.epoch,
+            gc_id: None,
+        });
+    }
+
+    /// Whether a complete JDK 8 collection line belongs to the open collection: the young
+    /// collection of a scavenge before remark, printed whole on its own line (PrintHeapAtGC).
+    /// Any other collection means the open one lost its end.
+    fn inside_open_collection(&mut self, kind: &str) -> bool {
+        let inside = self.open_collection.as_ref().is_some_and(|open| {
+            open.contains_a_scavenge(kind) || (open.kind == "Remark" && kind == "Remark")
+        });
+        if !inside {
+            self.abandon_open_collection();
+        }
+        inside
+    }
+
+    fn abandon_open_collection(&mut self) {
+        if self.open_collection.take().is_some() {
+            self.unfinished_collections += 1;
+        }
+    }
+
     /// A numbered pause is held until the next event shows whether it ran inside another one; a
     /// pause that encloses the held one is counted once, as one stop named after both.
     fn on_pause(&mut self, pause: PauseRecord) {
@@ -509,6 +605,7 @@ impl<'w> Analyzer<'w> {
     /// too; call it before to see a timeline write error in [`Analyzer::take_timeline_error`]).
     pub fn end_of_log(&mut self) {
         self.release_held_pause();
+        self.abandon_open_collection();
     }
 
     fn release_held_pause(&mut self) {
@@ -708,6 +805,7 @@ impl<'w> Analyzer<'w> {
             span_s,
             lines: self.lines,
             unparsed_lines: self.unparsed_lines,
+            unfinished_collections: self.unfinished_collections,
             pauses: pause_report,
             safepoints: safepoint_report,
             time_sampled,

@@ -11,7 +11,10 @@
 //! inside safepoints, so when a log has safepoint lines they are the stopped intervals and pause lines
 //! are not counted again; a collection run inside another's pause (JDK 9–16 Serial and CMS log the
 //! full collection of a failed promotion as `GC(n+1) Pause Full` just before the `GC(n) Pause Young`
-//! that contains it) is one stop, counted once under a kind naming both (`Young + Full`).
+//! that contains it) is one stop, counted once under a kind naming both (`Young + Full`). A JDK 8
+//! collection is one bracketed text that other flags (PrintHeapAtGC, PrintTenuringDistribution,
+//! PrintFLSStatistics, PrintCMSInitiationStatistics, CMSScavengeBeforeRemark) may tear over many
+//! lines: it is put back together by its brackets, and what cannot be is counted, never dropped silently.
 //!
 //! ```no_run
 //! use cqlbench_gclog::{analyze, Input};
@@ -27,7 +30,10 @@ mod time;
 
 pub use analysis::Analyzer;
 pub use input::{order_rotated_parts, Input};
-pub use parse::{parse_line, Event, Format, HeapChange, Line, Stamp, StampAt};
+pub use parse::{
+    continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
+    StampAt,
+};
 pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,

@@ -54,17 +54,18 @@ pub enum Event<'a> {
         total_ns: i64,
         ttsp_ns: Option<i64>,
     },
-    /// A JDK 8 collection whose line is continued later (`-XX:+PrintAdaptiveSizePolicy` interleaves
-    /// lines before its `, 0.0115587 secs]`).
-    PauseBegin { kind: &'a str },
-    /// The continuation line (`, 0.0115587 secs]`, `: 1000K->100K(2000K), 0.01 secs] …`,
-    /// ` (concurrent mode failure): …, 1.2 secs]`) that ends a [`Event::PauseBegin`]; `full` when it
-    /// shows the old generation was collected; `heap` the whole-heap transition when the line has it.
-    PauseFinish {
-        duration_ns: i64,
-        full: bool,
-        heap: Option<HeapChange>,
+    /// A JDK 8 collection whose line is left open: its `, N secs]` comes on a later line, after
+    /// output other flags print into the middle of it (tenuring tables, heap dumps, free-list
+    /// statistics, adaptive-size decisions, the young collection of a scavenge before remark).
+    PauseBegin {
+        kind: &'a str,
+        /// The state of its text so far: brackets left open, heap transition, old generation.
+        progress: CollectionProgress,
     },
+    /// A piece of a JDK 8 collection's text on a later line (`: 1000K->100K(2000K), 0.01 secs] …`,
+    /// ` (concurrent mode failure): …`, `[Rescan (parallel) …`, `, 0.0115587 secs]`): read with
+    /// [`continue_collection`] against the collection it belongs to.
+    PauseContinued(&'a [u8]),
     /// JDK 9–16 `Entering safepoint region: OP`, naming the next `Total time …` line.
     SafepointOperation(&'a str),
     /// A concurrent phase or cycle that ran for `duration_ns` of wall time.
@@ -800,36 +801,88 @@ fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
     if starts_with(message, b"CommandLine flags:") {
         return Some(Some(jdk8_collector_flags(message)));
     }
-    if starts_with(message, b"[Rescan") && find(message, b"CMS-remark").is_some() {
-        return Some(cms_remark_finish(message));
-    }
-    if starts_with(message, b"[SoftReference") {
-        return Some(Some(reference_processing(message)));
-    }
-    if stamped {
-        // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
+    if is_jdk8_detail_line(message) {
         return Some(Some(Event::Other));
     }
-    if let Some(finish) = jdk8_pause_finish(message) {
-        return Some(Some(finish));
+    if is_collection_piece(message, stamped) {
+        return Some(Some(Event::PauseContinued(message)));
     }
-    // Unstamped continuation lines of multi-line JDK 8 output.
-    let continuation = message.first().is_some_and(|b| b.is_ascii_whitespace())
+    // A stamped line we have no use for (`[GC concurrent-mark-start]` is handled above).
+    stamped.then_some(Some(Event::Other))
+}
+
+/// Output that flags print inside a collection's text, on lines of their own: understood, nothing
+/// to count. Heap dumps (`-XX:+PrintHeapAtGC`, whose generation lines carry unbalanced
+/// `[0x…, 0x…)` address ranges), tenuring tables, free-list and CMS initiation statistics, adaptive
+/// size decisions, JVM banners.
+fn is_jdk8_detail_line(message: &[u8]) -> bool {
+    if message.first().is_some_and(u8::is_ascii_whitespace) {
+        return find(message, b"[0x").is_some();
+    }
+    JDK8_DETAIL_PREFIXES
+        .iter()
+        .any(|prefix| starts_with(message, prefix))
+        || is_free_list_rate_line(message)
+        || is_shenandoah_backport_status(message)
+}
+
+const JDK8_DETAIL_PREFIXES: [&[u8]; 32] = [
+    // -XX:+PrintHeapAtGC
+    b"{Heap",
+    b"}",
+    b"Heap",
+    b"Memory: ",
+    // -XX:+PrintTenuringDistribution
+    b"Desired survivor size ",
+    b"- age ",
+    // -XX:+PrintAdaptiveSizePolicy with Parallel
+    b"AdaptiveSize",
+    b"PSAdaptiveSize",
+    // -XX:PrintFLSStatistics=1 (CMS free lists, before and after each collection)
+    b"Before GC:",
+    b"After GC:",
+    b"Statistics for BinaryTreeDictionary:",
+    b"Statistics for IndexedFreeLists:",
+    b"---",
+    b"Total Free Space: ",
+    b"Max   Chunk Size: ",
+    b"Number of Blocks: ",
+    b"Av.  Block  Size: ",
+    b"Tree      Height: ",
+    b"CMS: Large ",
+    // -XX:+PrintCMSInitiationStatistics
+    b"CMSCollector shouldConcurrentCollect: ",
+    b"time_until_cms_gen_full ",
+    b"free=",
+    b"contiguous_available=",
+    b"promotion_rate=",
+    b"cms_allocation_rate=",
+    b"occupancy=",
+    b"initiatingOccupancy=",
+    b"initiatingPermOccupancy=",
+    b"cms_time_since_begin=",
+    b"cms_time_since_end=",
+    b"metadata initialized ",
+    b" gc0_alpha=",
+];
+
+/// -XX:PrintFLSStatistics=2: `size[12] : demand: 8, old_rate: 0.000000, …`.
+fn is_free_list_rate_line(message: &[u8]) -> bool {
+    starts_with(message, b"size[") && find(message, b"] : demand: ").is_some()
+}
+
+/// A line that continues a collection's text: unstamped, starting with `: `, `, `, blanks
+/// (` (concurrent mode failure): …`, ` [PSYoungGen: …] …, N secs]`, G1's detail lines) or a
+/// bracketed word (`[PSYoungGen: …`); or stamped and starting with a bracket that is not a
+/// collection or concurrent phase of its own (`[ParNew`, `[Rescan (parallel) …`, `[SoftReference, …`).
+fn is_collection_piece(message: &[u8], stamped: bool) -> bool {
+    if stamped {
+        return starts_with(message, b"[");
+    }
+    starts_with(message, b":")
+        || starts_with(message, b",")
+        || message.first().is_some_and(u8::is_ascii_whitespace)
         || (starts_with(message, b"[") && message.get(1).is_some_and(u8::is_ascii_alphabetic))
-        || starts_with(message, b"{Heap")
-        || starts_with(message, b"}")
-        || starts_with(message, b"Heap")
-        || starts_with(message, b"Memory: ")
-        || starts_with(message, b", ")
-        || starts_with(message, b": ")
-        // -XX:+PrintTenuringDistribution inside a collection's output
-        || starts_with(message, b"Desired survivor size ")
-        || starts_with(message, b"- age ")
-        // -XX:+PrintAdaptiveSizePolicy with Parallel
-        || starts_with(message, b"AdaptiveSize")
-        || starts_with(message, b"PSAdaptiveSize")
-        || is_shenandoah_backport_status(message);
-    continuation.then_some(Some(Event::Other))
 }
 
 /// The JDK 8 Shenandoah backport's set-up and heuristics lines (`Trigger: …`, `Free: …`), unstamped.
@@ -852,34 +905,6 @@ fn is_shenandoah_backport_status(message: &[u8]) -> bool {
         b"Failed to allocate ",
     ];
     PREFIXES.iter().any(|prefix| starts_with(message, prefix))
-}
-
-/// An unstamped line that closes a collection begun on an earlier line: it ends (before `[Times:`)
-/// with the collection's `, N secs]`.
-fn jdk8_pause_finish(message: &[u8]) -> Option<Event<'static>> {
-    // Parallel's `[PSYoungGen: A->B(C)] …, N secs]` (after PrintTenuringDistribution output) closes a
-    // collection too; other bracketed continuation lines carry no heap transition.
-    if starts_with(message, b"[") && find(message, b"->").is_none() {
-        return None;
-    }
-    let body = match find(message, b"[Times:") {
-        Some(at) => &message[..at],
-        None => message,
-    };
-    let body = trim_end(body);
-    if !body.ends_with(b" secs]") {
-        return None;
-    }
-    // `…, 2.73 secs][CMS…: [CMS-concurrent-sweep: 16.2/20.7 secs]`: the last `secs]` is that of a
-    // concurrent phase the collection interrupted; the collection itself ends on a later line.
-    if find(body, b"[CMS-concurrent").is_some() || find(body, b"[GC concurrent").is_some() {
-        return None;
-    }
-    Some(Event::PauseFinish {
-        duration_ns: last_secs(body)?,
-        full: collected_old_generation(body),
-        heap: outermost_heap(body),
-    })
 }
 
 /// A young collection that fell back to collecting the old generation (CMS concurrent mode failure,
@@ -919,13 +944,14 @@ fn jdk8_g1_heap_detail(message: &[u8]) -> Option<Event<'_>> {
 }
 
 /// `[GC (Allocation Failure) [PSYoungGen: …] 33280K->5112K(125952K), 0.0069421 secs] [Times: …]` and
-/// its Serial/ParNew/CMS/G1/Full variants.
+/// its Serial/ParNew/CMS/G1/Full variants; a collection whose bracket stays open on this line
+/// begins here and goes on over later lines.
 fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
-    let body = match find(message, b"[Times:") {
-        Some(at) => &message[..at],
-        None => message,
-    };
-    if starts_with(body, b"[GC concurrent-") {
+    if starts_with(message, b"[GC concurrent-") {
+        let body = match find(message, b"[Times:") {
+            Some(at) => &message[..at],
+            None => message,
+        };
         if find(body, b"-start]").is_some() {
             return Some(Event::Other);
         }
@@ -936,28 +962,107 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
             stamp_at: StampAt::End,
         });
     }
-    if let Some(event) = cms_remark_with_scavenge(body) {
-        return Some(event);
+    let progress = continue_collection(message, 0);
+    let kind = jdk8_kind(message, progress.old_generation);
+    match progress.closed_after_ns {
+        Some(duration_ns) => Some(Event::Pause {
+            kind,
+            duration_ns,
+            heap: progress.heap,
+            stamp_at: StampAt::Start,
+            gc_id: None,
+        }),
+        None if progress.open_brackets > 0 => Some(Event::PauseBegin { kind, progress }),
+        // Closed without a duration: not a collection line we can read.
+        None => None,
     }
-    let kind = jdk8_kind(body);
-    // Concurrent-phase output printed into the middle of the line means the collection's own
-    // `, N secs]` comes on a later line (as it does with PrintAdaptiveSizePolicy or PrintTenuringDistribution).
-    let interleaved =
-        find(body, b"[CMS-concurrent").is_some() || find(body, b"[GC concurrent").is_some();
-    let duration_ns = match last_secs(body) {
-        Some(duration_ns) if !interleaved => duration_ns,
-        _ => return Some(Event::PauseBegin { kind }),
-    };
-    Some(Event::Pause {
-        kind,
-        duration_ns,
-        heap: depth_one_heap(body),
-        stamp_at: StampAt::Start,
-        gc_id: None,
-    })
 }
 
-fn jdk8_kind(body: &[u8]) -> &'static str {
+/// Where a JDK 8 collection's text stands after a piece of it: the collection's bracket is closed
+/// by the `]` that brings the depth back to zero, and its duration is the `, N secs` just before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CollectionProgress {
+    /// Brackets still open (the collection's own counts as one); zero once closed.
+    pub open_brackets: i32,
+    /// The collection's duration, once its bracket has closed.
+    pub closed_after_ns: Option<i64>,
+    /// The whole-heap transition: the last `A->B(C)` directly inside the collection's bracket.
+    pub heap: Option<HeapChange>,
+    /// The text shows the old generation collected (`[CMS:`, `[Tenured:`, concurrent mode failure).
+    pub old_generation: bool,
+}
+
+/// Reads a piece of a JDK 8 collection's text, starting with `open_brackets` brackets open.
+/// Output printed into the middle of the line by other flags is skipped: a `{Heap before GC` dump
+/// ends the piece; free-list and initiation statistics words carry no brackets.
+pub fn continue_collection(piece: &[u8], open_brackets: i32) -> CollectionProgress {
+    let piece = match find(piece, b"{Heap") {
+        Some(at) => &piece[..at],
+        None => piece,
+    };
+    let mut progress = CollectionProgress {
+        open_brackets,
+        closed_after_ns: None,
+        heap: None,
+        old_generation: collected_old_generation(piece),
+    };
+    let mut index = 0;
+    while index < piece.len() {
+        match piece[index] {
+            b'[' => progress.open_brackets += 1,
+            b']' => {
+                progress.open_brackets -= 1;
+                if progress.open_brackets <= 0 {
+                    progress.open_brackets = 0;
+                    progress.closed_after_ns = secs_before(&piece[..index]);
+                    progress.old_generation = collected_old_generation(&piece[..index]);
+                    return progress;
+                }
+            }
+            byte if byte.is_ascii_digit() && progress.open_brackets == 1 => {
+                let token = heap_token_at(piece, index);
+                if let Some(heap) = heap_token(token) {
+                    progress.heap = Some(heap);
+                }
+                index += token.len().max(1);
+                continue;
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    progress
+}
+
+/// The word starting at `start` (a digit), cut after the `)` that closes an `A->B(C)` capacity, so
+/// that words glued on by other output (`36167K(4980736K)After GC:`) do not hide the transition.
+fn heap_token_at(text: &[u8], start: usize) -> &[u8] {
+    let rest = &text[start..];
+    let end = rest
+        .iter()
+        .position(|b| matches!(b, b' ' | b',' | b'[' | b']'))
+        .unwrap_or(rest.len());
+    let word = &rest[..end];
+    let Some(arrow) = find(word, b"->") else {
+        return word;
+    };
+    match word[arrow..].iter().position(|b| *b == b')') {
+        Some(close) => &word[..arrow + close + 1],
+        None => word,
+    }
+}
+
+/// The `N` of a `, N secs` that ends `text` (the text before a closing bracket).
+fn secs_before(text: &[u8]) -> Option<i64> {
+    let number = trim_end(text).strip_suffix(b" secs")?;
+    let start = number
+        .iter()
+        .rposition(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))
+        .map_or(0, |at| at + 1);
+    decimal_to_ns(&number[start..], 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS)
+}
+
+fn jdk8_kind(body: &[u8], old_generation: bool) -> &'static str {
     if starts_with(body, b"[Full GC") {
         "Full"
     } else if starts_with(body, b"[GC (CMS Initial Mark)")
@@ -967,71 +1072,19 @@ fn jdk8_kind(body: &[u8]) -> &'static str {
     } else if starts_with(body, b"[GC (CMS Final Remark)")
         || starts_with(body, b"[GC remark")
         || is_jdk7_cms_phase(body, b"CMS-remark")
+        // The remark's opening, cut by the young collection of -XX:+CMSScavengeBeforeRemark.
+        || find(body, b"[YG occupancy:").is_some()
     {
         "Remark"
     } else if starts_with(body, b"[GC cleanup") {
         "Cleanup"
     } else if starts_with(body, b"[GC pause") && find(body, b"(mixed)").is_some() {
         "Mixed"
-    } else if collected_old_generation(body) {
+    } else if old_generation {
         "Full"
     } else {
         "Young"
     }
-}
-
-/// -XX:+CMSScavengeBeforeRemark: the remark's line (`[GC (CMS Final Remark) [YG occupancy: …]`) is
-/// cut by the young collection run inside it, whose own `[GC (CMS Final Remark) N: [ParNew: …` may
-/// stand on a line of its own (PrintHeapAtGC); the remark's duration comes on a later `[Rescan` line.
-/// The scavenge's time is part of the remark's, so it is not a pause of its own.
-fn cms_remark_with_scavenge(body: &[u8]) -> Option<Event<'static>> {
-    if find(body, b"CMS-remark").is_some() {
-        return None;
-    }
-    if starts_with(body, b"[GC (CMS Final Remark) [YG occupancy:")
-        || starts_with(body, b"[GC[YG occupancy:")
-    {
-        return Some(Event::PauseBegin { kind: "Remark" });
-    }
-    if starts_with(body, b"[GC (CMS Final Remark) ") && find(body, b"[ParNew").is_some() {
-        return Some(Event::Other);
-    }
-    None
-}
-
-/// `N: [Rescan (parallel) , … [1 CMS-remark: …] …, N secs]`: the end of a remark begun on an earlier line.
-fn cms_remark_finish(message: &[u8]) -> Option<Event<'_>> {
-    let body = match find(message, b"[Times:") {
-        Some(at) => &message[..at],
-        None => message,
-    };
-    last_secs(trim_end(body)).map(|duration_ns| Event::PauseFinish {
-        duration_ns,
-        full: false,
-        heap: None,
-    })
-}
-
-/// -XX:+PrintReferenceGC on a line of its own inside a pause (G1 with PrintAdaptiveSizePolicy):
-/// `[SoftReference, 0 refs, 0.0008 secs]… [JNI Weak Reference, 0.0000 secs], 0.0076 secs]`. When the
-/// line goes on past the last reference kind's bracket with `, N secs]`, that closes the pause.
-fn reference_processing(message: &[u8]) -> Event<'static> {
-    let body = trim_end(message);
-    let Some(without_secs) = body.strip_suffix(b" secs]") else {
-        return Event::Other;
-    };
-    let number_start = without_secs
-        .iter()
-        .rposition(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))
-        .map_or(0, |at| at + 1);
-    if !without_secs[..number_start].ends_with(b"], ") {
-        return Event::Other;
-    }
-    last_secs(body).map_or(Event::Other, |duration_ns| Event::PauseFinish {
-        duration_ns,
-        full: false,
-        heap: None,
-    })
 }
 
 /// Without PrintGCCause (JDK 7) CMS's pauses read `[GC [1 CMS-initial-mark: …` and
@@ -1052,70 +1105,6 @@ fn last_secs_unchecked(body: &[u8]) -> Option<i64> {
         .rposition(|b| !(b.is_ascii_digit() || is_decimal_separator(*b)))
         .map_or(0, |at| at + 1);
     decimal_to_ns(&body[number_start..end], 1_000_000_000)
-}
-
-/// The whole-heap transition: the `A->B(C)` that sits directly inside the outermost bracket.
-fn depth_one_heap(body: &[u8]) -> Option<HeapChange> {
-    let mut depth = 0i32;
-    let mut token_start = None;
-    for (index, byte) in body.iter().enumerate() {
-        match byte {
-            b'[' => depth += 1,
-            b']' => depth -= 1,
-            b' ' | b',' => {
-                if let Some(start) = token_start.take() {
-                    if let Some(heap) = heap_token(&body[start..index]) {
-                        return Some(heap);
-                    }
-                }
-            }
-            _ => {
-                if depth == 1 && token_start.is_none() && byte.is_ascii_digit() {
-                    let previous = index.checked_sub(1).map(|at| body[at]);
-                    if matches!(previous, Some(b' ') | Some(b']')) {
-                        token_start = Some(index);
-                    }
-                }
-            }
-        }
-    }
-    None
-}
-
-/// The whole-heap transition on a line that closes a collection begun earlier: of the `A->B(C)`
-/// tokens, the one least deep in brackets (`: young…, N secs] WHOLE, N secs]`,
-/// `[PSYoungGen: young] WHOLE, N secs]`, ` WHOLE, N secs]`).
-fn outermost_heap(body: &[u8]) -> Option<HeapChange> {
-    let mut depth = 0i32;
-    let mut best: Option<(i32, HeapChange)> = None;
-    let mut token_start = 0;
-    for (index, byte) in body.iter().enumerate() {
-        match byte {
-            b' ' => {
-                let token = &body[token_start..index];
-                let token_depth = depth - token.iter().filter(|b| **b == b'[').count() as i32
-                    + token.iter().filter(|b| **b == b']').count() as i32;
-                let trimmed = trim_closers(token);
-                if let Some(heap) = heap_token(trimmed) {
-                    if best.is_none_or(|(least, _)| token_depth <= least) {
-                        best = Some((token_depth, heap));
-                    }
-                }
-                token_start = index + 1;
-            }
-            b'[' => depth += 1,
-            b']' => depth -= 1,
-            _ => {}
-        }
-    }
-    best.map(|(_, heap)| heap)
-}
-
-fn trim_closers(mut token: &[u8]) -> &[u8] {
-    while let [rest @ .., b']' | b','] = token {
-        token = rest;
-    }
-    token
 }
 
 /// `[CMS-concurrent-mark: 0.003/0.003 secs]`: CPU time / wall time; `-start]` lines open a phase.
@@ -1272,6 +1261,35 @@ mod tests {
             parse_line(b"[0.433s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause)")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn a_torn_collection_closes_at_the_bracket_that_opened_it() {
+        // -XX:+CMSScavengeBeforeRemark on one line: the young collection's `, 0.0732500 secs]` and
+        // its [Times: …] sit inside the remark, which closes with `, 0.2021234 secs]`.
+        let remark = b"[GC (CMS Final Remark) [YG occupancy: 240000 K (368640 K)]30.000: [GC (CMS Final Remark) 30.000: [ParNew: 240000K->30000K(368640K), 0.0731000 secs] 2110000K->1900000K(4055040K), 0.0732500 secs] [Times: user=0.25 sys=0.01, real=0.07 secs] 30.073: [Rescan (parallel) , 0.0412000 secs][1 CMS-remark: 1870000K(3686400K)] 1900000K(4055040K), 0.2021234 secs] [Times: user=0.60 sys=0.01, real=0.20 secs]";
+        let progress = continue_collection(remark, 0);
+        assert_eq!(progress.closed_after_ns, Some(202_123_400));
+        assert_eq!(
+            progress.heap, None,
+            "the scavenge's transition is not the remark's"
+        );
+        // A promotion failure's closing piece, with initiation statistics glued into it.
+        let closing = b": 1098428K->1102189K(1179648K), 0.5939440 secs]7200.594: [CMS: 1682222K->728816K(2359296K), 20.9698110 secs] 2776803K->728816K(3538944K), [Metaspace: 164489K->162299K(1206272K)]CMSCollector shouldConcurrentCollect: , 21.5649460 secs]7221.565";
+        let progress = continue_collection(closing, 2);
+        assert_eq!(progress.closed_after_ns, Some(21_564_946_000));
+        assert!(progress.old_generation);
+        assert_eq!(
+            progress.heap.map(|heap| heap.before),
+            Some(2776803.0 * 1024.0)
+        );
+        // Free-list statistics glued after the heap transition leave the collection open.
+        let open = continue_collection(
+            b": 830688K->25255K(1310720K), 0.1302057 secs] 830688K->36167K(4980736K)After GC:",
+            2,
+        );
+        assert_eq!((open.open_brackets, open.closed_after_ns), (1, None));
+        assert_eq!(open.heap.map(|heap| heap.after), Some(36167.0 * 1024.0));
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct Report {
     pub span_s: Option<f64>,
     pub lines: u64,
     pub unparsed_lines: u64,
+    /// JDK 8 collections whose text could not be put back together: begun and never closed, or
+    /// closing text whose beginning was not found. Each may be a pause missing from the figures.
+    pub unfinished_collections: u64,
     pub pauses: PauseReport,
     pub safepoints: Option<SafepointReport>,
     pub time_sampled: Option<TimeSampledReport>,
@@ -115,6 +118,13 @@ impl fmt::Display for Report {
             self.lines,
             self.unparsed_lines
         )?;
+        if self.unfinished_collections > 0 {
+            writeln!(
+                f,
+                "Warning: {} collection(s) could not be put back together from their lines (begun and never closed, or closed without a beginning): pauses may be missing",
+                self.unfinished_collections
+            )?;
+        }
         let pauses = &self.pauses;
         writeln!(
             f,

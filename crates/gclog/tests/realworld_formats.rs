@@ -234,3 +234,40 @@ fn heap_figures_come_from_the_line_that_closes_a_split_collection() {
     let rate = report.allocation_rate_mb_s.expect("allocation rate");
     assert!((rate - 10.0).abs() < 0.2, "{rate}");
 }
+
+#[test]
+fn heap_figures_come_from_the_collections_totals_not_from_heap_dumps() {
+    // jdk8/cms-heapatgc.log (PrintHeapAtGC): the whole-heap transitions of the collections are
+    // 327680K->20480K, 348160K->48720K, 198000K->15000K (Full), all of capacity 4055040K; the
+    // remark's scavenge (218000K->43000K) is inside the remark. The dumps' generation sizes
+    // (368640K, 3686400K) must not be read as heap figures.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/jdk8/cms-heapatgc.log");
+    let report = analyze(&[Input::Path(path)], None, &mut |_| {}).unwrap();
+    let heap = report.heap.expect("heap figures");
+    assert!(close(heap.max_before_mb, 348160.0 / 1024.0), "{heap:?}");
+    assert!(close(heap.max_after_mb, 48720.0 / 1024.0), "{heap:?}");
+    assert!(
+        close(heap.max_capacity_mb.unwrap(), 4055040.0 / 1024.0),
+        "{heap:?}"
+    );
+}
+
+#[test]
+fn a_collection_that_cannot_be_put_back_together_is_reported() {
+    // A young collection left open (its closing line lost when the log was cut and appended to),
+    // then a closing line whose beginning is missing: neither can be counted as a pause, and the
+    // report must say so rather than show clean figures.
+    let log = "2020-03-01T10:00:08.000+0000: 8.000: [GC (Allocation Failure) 2020-03-01T10:00:08.000+0000: 8.000: [ParNew\n\
+        Desired survivor size 20971520 bytes, new threshold 1 (max 1)\n\
+        2020-03-01T10:00:09.000+0000: 9.000: [GC (Allocation Failure) 2020-03-01T10:00:09.000+0000: 9.000: [ParNew: 327680K->14648K(368640K), 0.0381234 secs] 327680K->14648K(4055040K), 0.0382345 secs] [Times: user=0.12 sys=0.00, real=0.04 secs]\n\
+        : 327680K->14648K(368640K), 0.0290000 secs] 342328K->30761K(4055040K), 0.0291234 secs] [Times: user=0.10 sys=0.00, real=0.03 secs]\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    assert!(close(report.pauses.total_ms, 38.2345));
+    assert_eq!(report.unfinished_collections, 2);
+    assert!(report
+        .to_string()
+        .contains("2 collection(s) could not be put back together"));
+}
