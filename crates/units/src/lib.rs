@@ -67,15 +67,64 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// Parses a count with a decimal suffix: `200000`, `1k`, `100M`, `2B` (also `G`, `T`).
+/// Parses a count with a decimal suffix: `200000`, `1k`, `100M`, `2B` (also `G`, `T`), `2.01k`, `2.05M`.
+/// The arithmetic is exact on the decimal digits, so every decimal that names a whole number is accepted
+/// (binary floating point would make `2.01k` 2009.9999…).
 pub fn parse_count(input: &str) -> Result<u64, UnitError> {
-    parse_decimal(input, "count").and_then(|value| {
-        if value.fract() != 0.0 {
-            Err(err("count", input, "must be a whole number"))
-        } else {
-            Ok(value as u64)
+    const WHAT: &str = "count";
+    if input.trim_start().starts_with('-') {
+        return Err(err(WHAT, input, "must not be negative"));
+    }
+    let trimmed = input.trim();
+    let end = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, suffix) = trimmed.split_at(end);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !digits_only(fraction) {
+        return Err(err(
+            WHAT,
+            input,
+            "expected a number with an optional suffix k, M or B",
+        ));
+    }
+    let exponent = decimal_suffix_exponent(suffix.trim()).ok_or_else(|| {
+        err(
+            WHAT,
+            input,
+            format!("unknown suffix '{}' (use k, M or B)", suffix.trim()),
+        )
+    })?;
+    // The digits the suffix moves in front of the point, then the ones that must be zero.
+    let (moved, rest) = fraction.split_at(fraction.len().min(exponent as usize));
+    if rest.bytes().any(|b| b != b'0') {
+        return Err(err(WHAT, input, "must be a whole number"));
+    }
+    let mut value: u128 = 0;
+    let padded = moved
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(exponent as usize);
+    for digit in whole.bytes().chain(padded) {
+        value = value * 10 + u128::from(digit - b'0');
+        if value > 1_000_000_000_000_000_000 {
+            return Err(err(WHAT, input, "too large"));
         }
-    })
+    }
+    Ok(value as u64)
+}
+
+/// The power of ten a decimal suffix stands for.
+fn decimal_suffix_exponent(suffix: &str) -> Option<u32> {
+    match suffix {
+        "" => Some(0),
+        "k" | "K" => Some(3),
+        "m" | "M" => Some(6),
+        "b" | "B" | "g" | "G" => Some(9),
+        "t" | "T" => Some(12),
+        _ => None,
+    }
 }
 
 /// Parses a rate in operations per second: `25000`, `25k`, `1.5k`. Must be positive.
@@ -98,21 +147,14 @@ fn parse_decimal(input: &str, what: &'static str) -> Result<f64, UnitError> {
             "expected a number with an optional suffix k, M or B",
         )
     })?;
-    let multiplier = match suffix {
-        "" => 1.0,
-        "k" | "K" => 1e3,
-        "m" | "M" => 1e6,
-        "b" | "B" | "g" | "G" => 1e9,
-        "t" | "T" => 1e12,
-        other => {
-            return Err(err(
-                what,
-                input,
-                format!("unknown suffix '{other}' (use k, M or B)"),
-            ))
-        }
-    };
-    let result = value * multiplier;
+    let exponent = decimal_suffix_exponent(suffix).ok_or_else(|| {
+        err(
+            what,
+            input,
+            format!("unknown suffix '{suffix}' (use k, M or B)"),
+        )
+    })?;
+    let result = value * 10f64.powi(exponent as i32);
     if !result.is_finite() || result > 1e18 {
         return Err(err(what, input, "too large"));
     }
@@ -202,6 +244,37 @@ mod tests {
         assert!(parse_count("1.5").is_err());
         assert!(parse_count("-3").is_err());
         assert!(parse_count("5q").is_err());
+    }
+
+    #[test]
+    fn counts_accept_every_decimal_that_names_a_whole_number() {
+        let table: [(&str, u64); 12] = [
+            ("2.01k", 2_010),
+            ("2.05M", 2_050_000),
+            ("0.001k", 1),
+            ("1.999k", 1_999),
+            ("4.1M", 4_100_000),
+            ("0.3k", 300),
+            ("1.23456789B", 1_234_567_890),
+            ("7.000k", 7_000),
+            ("12.00", 12),
+            ("0.5M", 500_000),
+            (".5k", 500),
+            ("3.", 3),
+        ];
+        for (text, expected) in table {
+            assert_eq!(parse_count(text), Ok(expected), "{text}");
+        }
+        for not_whole in ["2.0001k", "12.50", "1.5", "0.1", "1.0000001M", "."] {
+            assert!(
+                parse_count(not_whole).is_err(),
+                "{not_whole} should be refused"
+            );
+        }
+        assert!(parse_count("2000000T")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
     }
 
     #[test]
