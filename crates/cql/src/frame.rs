@@ -119,6 +119,62 @@ pub fn plain_auth_body(username: &str, password: &str) -> Vec<u8> {
     body
 }
 
+/// A complete PREPARE request for `cql` on `stream`.
+pub fn write_prepare(out: &mut Vec<u8>, stream: i16, cql: &str) {
+    write_header(out, stream, Opcode::Prepare, cql.len() + 4);
+    put_long_bytes(out, cql.as_bytes());
+}
+
+/// A prepared statement's id and the positions of its partition-key values among the bound values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub id: Vec<u8>,
+    pub partition_key_indexes: Vec<u16>,
+}
+
+/// Decodes the body of a RESULT frame that answers a PREPARE.
+pub fn parse_prepared(flags: u8, body: &[u8]) -> Result<Prepared, String> {
+    let bad = || "malformed PREPARED result".to_string();
+    let at = message_offset(flags, body).ok_or_else(bad)?;
+    if read_i32(body, at) != Some(0x0004) {
+        return Err("PREPARE did not return a prepared result".into());
+    }
+    let id_len = read_u16(body, at + 4).ok_or_else(bad)? as usize;
+    let id = body.get(at + 6..at + 6 + id_len).ok_or_else(bad)?.to_vec();
+    // Metadata: flags, column count, partition-key count, then the partition-key indexes.
+    let meta = at + 6 + id_len;
+    let pk_count = read_i32(body, meta + 8).ok_or_else(bad)?.max(0) as usize;
+    let partition_key_indexes = (0..pk_count)
+        .map(|i| read_u16(body, meta + 12 + 2 * i).ok_or_else(bad))
+        .collect::<Result<_, _>>()?;
+    Ok(Prepared {
+        id,
+        partition_key_indexes,
+    })
+}
+
+/// Puts `id` in place of the statement id of the complete EXECUTE frame `frame` (another node, or the
+/// same node after a re-prepare, may know the statement under another id).
+pub fn replace_execute_id(frame: &mut Vec<u8>, id: &[u8]) {
+    let Some(old_len) = read_u16(frame, HEADER_LEN) else {
+        return;
+    };
+    let old = HEADER_LEN + 2..HEADER_LEN + 2 + old_len as usize;
+    if old.end > frame.len() || &frame[old.clone()] == id {
+        return;
+    }
+    frame.splice(old, id.iter().copied());
+    frame[HEADER_LEN..HEADER_LEN + 2].copy_from_slice(&(id.len() as u16).to_be_bytes());
+    let length = (frame.len() - HEADER_LEN) as u32;
+    frame[5..HEADER_LEN].copy_from_slice(&length.to_be_bytes());
+}
+
+/// The statement id an EXECUTE frame refers to.
+pub fn execute_id(frame: &[u8]) -> Option<&[u8]> {
+    let len = read_u16(frame, HEADER_LEN)? as usize;
+    frame.get(HEADER_LEN + 2..HEADER_LEN + 2 + len)
+}
+
 /// An EXECUTE request being written into an output buffer: add the bound values in order, then
 /// [`ExecuteFrame::finish`] fills in the counts and lengths.
 pub struct ExecuteFrame<'a> {
@@ -281,6 +337,43 @@ mod tests {
         assert_eq!(h.opcode, Opcode::Startup as u8);
         assert_eq!(h.frame_len(), out.len());
         assert!(parse_header(&out[..8]).is_none());
+    }
+
+    #[test]
+    fn an_execute_frame_takes_another_statement_id() {
+        let mut frame = Vec::new();
+        let mut f = ExecuteFrame::begin(&mut frame, 5, &[1, 2, 3], 0x0001, 0x0009);
+        f.value(b"key");
+        f.finish();
+        let mut expected = Vec::new();
+        let mut f = ExecuteFrame::begin(&mut expected, 5, &[9; 16], 0x0001, 0x0009);
+        f.value(b"key");
+        f.finish();
+        replace_execute_id(&mut frame, &[9; 16]);
+        assert_eq!(frame, expected);
+        assert_eq!(execute_id(&frame), Some(&[9u8; 16][..]));
+        let h = parse_header(&frame).unwrap();
+        assert_eq!(h.frame_len(), frame.len());
+        // The same id again changes nothing.
+        replace_execute_id(&mut frame, &[9; 16]);
+        assert_eq!(frame, expected);
+    }
+
+    #[test]
+    fn prepare_requests_and_prepared_results() {
+        let mut out = Vec::new();
+        write_prepare(&mut out, 12, "SELECT 1");
+        let h = parse_header(&out).unwrap();
+        assert_eq!((h.stream, h.opcode), (12, Opcode::Prepare as u8));
+        assert_eq!(&out[HEADER_LEN..], b"\0\0\0\x08SELECT 1");
+        // RESULT kind Prepared: id [short bytes], metadata flags, 2 columns, 1 pk at index 0.
+        let mut body = vec![0, 0, 0, 4, 0, 2, 0xAB, 0xCD];
+        body.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0]);
+        let p = parse_prepared(0, &body).unwrap();
+        assert_eq!(p.id, vec![0xAB, 0xCD]);
+        assert_eq!(p.partition_key_indexes, vec![0]);
+        assert!(parse_prepared(0, &[0, 0, 0, 1]).is_err());
+        assert!(parse_prepared(0, &body[..7]).is_err());
     }
 
     #[test]

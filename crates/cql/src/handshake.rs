@@ -10,8 +10,8 @@ use std::time::Duration;
 use openssl::ssl::{Ssl, SslContext, SslStream};
 
 use crate::frame::{
-    self, parse_header, plain_auth_body, put_long_bytes, read_i32, read_u16, startup_body,
-    write_frame, Opcode, ServerError, HEADER_LEN,
+    self, parse_header, plain_auth_body, put_long_bytes, startup_body, write_frame, Opcode,
+    Prepared, ServerError, HEADER_LEN,
 };
 use crate::CqlError;
 
@@ -134,13 +134,6 @@ fn authenticate(stream: &mut Stream, credentials: &Credentials) -> Result<(), Cq
     }
 }
 
-/// A prepared statement's id and the positions of its partition-key values among the bound values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prepared {
-    pub id: Vec<u8>,
-    pub partition_key_indexes: Vec<u16>,
-}
-
 /// Prepares `cql` on this connection (blocking).
 pub fn prepare(stream: &mut Stream, cql: &str) -> Result<Prepared, CqlError> {
     let mut body = Vec::with_capacity(cql.len() + 4);
@@ -149,25 +142,7 @@ pub fn prepare(stream: &mut Stream, cql: &str) -> Result<Prepared, CqlError> {
     if header.opcode != Opcode::Result as u8 {
         return Err(unexpected(&header, &reply, "RESULT"));
     }
-    let bad = || CqlError::Protocol("malformed PREPARED result".into());
-    let at = frame::message_offset(header.flags, &reply).ok_or_else(bad)?;
-    if read_i32(&reply, at) != Some(0x0004) {
-        return Err(CqlError::Protocol(
-            "PREPARE did not return a prepared result".into(),
-        ));
-    }
-    let id_len = read_u16(&reply, at + 4).ok_or_else(bad)? as usize;
-    let id = reply.get(at + 6..at + 6 + id_len).ok_or_else(bad)?.to_vec();
-    // Metadata: flags, column count, partition-key count, then the partition-key indexes.
-    let meta = at + 6 + id_len;
-    let pk_count = read_i32(&reply, meta + 8).ok_or_else(bad)?.max(0) as usize;
-    let partition_key_indexes = (0..pk_count)
-        .map(|i| read_u16(&reply, meta + 12 + 2 * i).ok_or_else(bad))
-        .collect::<Result<_, _>>()?;
-    Ok(Prepared {
-        id,
-        partition_key_indexes,
-    })
+    frame::parse_prepared(header.flags, &reply).map_err(CqlError::Protocol)
 }
 
 /// Sends one request on stream 0 and reads frames until its response (skipping events).

@@ -10,10 +10,11 @@ pub mod frame;
 pub mod handshake;
 
 pub use frame::{
-    classify_error, error_code, parse_header, ErrorClass, ExecuteFrame, Header, Opcode,
-    ServerError, HEADER_LEN, MAX_STREAMS,
+    classify_error, error_code, execute_id, parse_header, parse_prepared, replace_execute_id,
+    write_prepare, ErrorClass, ExecuteFrame, Header, Opcode, Prepared, ServerError, HEADER_LEN,
+    MAX_STREAMS,
 };
-pub use handshake::{connect, prepare, ConnectOptions, Credentials, Prepared, Stream};
+pub use handshake::{connect, prepare, ConnectOptions, Credentials, Stream};
 
 /// Why a connection could not be opened or a statement prepared.
 #[derive(Debug, thiserror::Error)]
