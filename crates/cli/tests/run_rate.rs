@@ -63,6 +63,77 @@ fn check_rate(summary: &serde_json::Value, rate: f64, out: &std::path::Path) {
         (20..=22).contains(&measured_rows),
         "{measured_rows} per-second write rows"
     );
+    every_full_second_sends_the_rate(&csv, rate);
+    sends_are_spaced_as_the_tick_says(summary, rate);
+}
+
+/// What the client really released, second by second (not what the schedule says it should have):
+/// within 1% of the target in every second the schedule covers in full.
+fn every_full_second_sends_the_rate(csv: &str, rate: f64) {
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (sent, scheduled) = (column("sent_ops_s"), column("scheduled_all_ops_s"));
+    let mut seconds: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for line in csv.lines().filter(|l| l.contains(",measured,")) {
+        let f: Vec<&str> = line.split(',').collect();
+        let entry = seconds.entry(f[0].to_string()).or_default();
+        entry.0 += f[sent].parse::<f64>().unwrap();
+        entry.1 = f[scheduled].parse().unwrap();
+    }
+    let full: Vec<_> = seconds
+        .iter()
+        .filter(|(_, (_, scheduled))| (scheduled - rate).abs() < 1e-6)
+        .collect();
+    assert!(full.len() >= 18, "{} full seconds\n{csv}", full.len());
+    for (end, (sent, _)) in full {
+        assert!(
+            (sent - rate).abs() <= rate * 0.01,
+            "second ending at {end} s: sent {sent} ops/s for a target of {rate}\n{csv}"
+        );
+    }
+}
+
+/// Each client thread releases its operations in groups every `release_group x threads / rate`
+/// seconds, at most `--tick` apart: the measured gaps between releases say whether it does.
+pub fn sends_are_spaced_as_the_tick_says(summary: &serde_json::Value, rate: f64) {
+    let settings = &summary["settings"];
+    let group = settings["release_group"].as_f64().unwrap();
+    let threads = settings["threads"].as_f64().unwrap();
+    let tick_ms = settings["tick_ms"].as_f64().unwrap();
+    let expected_ms = group * threads / rate * 1000.0;
+    assert!(expected_ms <= tick_ms + 1e-9 && expected_ms > tick_ms / 2.0);
+    let gap = f64_at(summary, "client.send_gap_ms.p50");
+    assert!(
+        (gap - expected_ms).abs() <= expected_ms * 0.15,
+        "sends {gap} ms apart (median), expected {expected_ms} ms (group {group}, tick {tick_ms} ms)"
+    );
+}
+
+/// p99 (ms) of each `window_s` window of an interval log, read with HdrHistogram's own log reader; the
+/// intervals after the last full window (the operations that completed after the last tick) join it.
+fn window_p99s(path: &std::path::Path, window_s: f64, full_windows: usize) -> Vec<f64> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let bytes = std::fs::read(path).unwrap();
+    let mut windows: Vec<hdrhistogram::Histogram<u64>> = Vec::new();
+    let mut deserializer = hdrhistogram::serialization::Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(interval) = entry.unwrap() {
+            let decoded = run_support::base64_decode(interval.encoded_histogram());
+            let h: hdrhistogram::Histogram<u64> =
+                deserializer.deserialize(&mut decoded.as_slice()).unwrap();
+            let index = ((interval.start_timestamp().as_secs_f64() / window_s) as usize)
+                .min(full_windows - 1);
+            while windows.len() <= index {
+                windows.push(hdrhistogram::Histogram::new(3).unwrap());
+            }
+            windows[index].add(&h).unwrap();
+        }
+    }
+    windows
+        .iter()
+        .filter(|h| !h.is_empty())
+        .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0)
+        .collect()
 }
 
 #[test]
@@ -85,6 +156,27 @@ fn achieved_rate_is_within_one_percent_at_1000_and_5000_ops_per_s() {
         "-o",
         dir.path().join("warm").to_str().unwrap(),
     ]);
+    // A longer tick: at 1000 ops/s over 2 threads, 2 operations per thread every 4 ms.
+    let out = dir.path().join("tick5");
+    cqlbench_ok(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_rate",
+        "-d",
+        "4s",
+        "--rate",
+        "1000",
+        "--tick",
+        "5ms",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    assert_eq!(summary["settings"]["release_group"], 2);
+    sends_are_spaced_as_the_tick_says(&summary, 1000.0);
     for rate in [1000u32, 5000] {
         let out = dir.path().join(format!("rate{rate}"));
         let summary = run_at(&node, rate, &out);
@@ -105,11 +197,23 @@ fn achieved_rate_is_within_one_percent_at_1000_and_5000_ops_per_s() {
                 for p in ["p50", "p90", "p99", "p999", "max"] {
                     assert!(o[metric][p].is_number(), "ops.{op}.{metric}.{p}");
                 }
-                assert!(o[metric]["p50"].as_f64() <= o[metric]["p99"].as_f64());
+                assert!(f64_at(o, &format!("{metric}.p50")) <= f64_at(o, &format!("{metric}.p99")));
             }
-            // Two full 10 s windows.
+            // Two full 10 s windows; their p99s, rebuilt from the interval log, give the average and
+            // the maximum.
             assert_eq!(o["p99_windows"], 2, "ops.{op}");
-            assert!(f64_at(o, "max_p99_ms") >= f64_at(o, "avg_p99_ms"));
+            let windows = window_p99s(&out.join(format!("{op}.hlog")), 10.0, 2);
+            let max = windows.iter().cloned().fold(0.0, f64::max);
+            let mean = windows.iter().sum::<f64>() / windows.len() as f64;
+            let close = |a: f64, b: f64| (a - b).abs() <= b * 0.02 + 0.002;
+            assert!(
+                close(f64_at(o, "max_p99_ms"), max),
+                "ops.{op}.max_p99_ms vs {windows:?}"
+            );
+            assert!(
+                close(f64_at(o, "avg_p99_ms"), mean),
+                "ops.{op}.avg_p99_ms vs {windows:?}"
+            );
         }
     }
 }

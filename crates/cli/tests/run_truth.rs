@@ -6,7 +6,7 @@ mod run_support;
 use std::time::{Duration, Instant};
 
 use run_support::{
-    cqlbench_command, cqlbench_ok, f64_at, hlog_total, one_line_error, read_summary,
+    accounted, cqlbench_command, cqlbench_ok, f64_at, hlog_total, one_line_error, read_summary,
     spawn_cqlbench, TestNode,
 };
 
@@ -33,7 +33,191 @@ fn stall_truth_and_unique_keys() {
     rows_equal_successful_writes(&node, dir.path());
     seed_options_and_other_workloads(&node, dir.path());
     overload_is_reported_not_hidden(&node, dir.path());
+    unsent_operations_are_in_the_result(&node, dir.path());
+    windows_include_the_last_seconds(&node, dir.path());
+    a_failed_client_thread_stops_the_run(&node, dir.path());
     datacenter_must_exist(&node, dir.path());
+}
+
+/// A server that cannot keep up with the schedule before the drain deadline: the operations never
+/// sent are failures of kind `unsent`, with their age when the run gave up as their latency, so that
+/// successful + failed accounts for the whole schedule and the worst tail is not cut off.
+fn unsent_operations_are_in_the_result(node: &TestNode, dir: &std::path::Path) {
+    const SCHEDULED: f64 = 200_000.0;
+    let out = dir.join("unsent");
+    // One request in flight cannot do 100,000 ops/s: the 2 s schedule ends long before the client is
+    // through it, and 10 s later (the drain deadline) the rest is given up.
+    let stdout = cqlbench_ok(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_truth",
+        "-n",
+        "200k",
+        "--rate",
+        "100k",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--request-timeout",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    let (ok, failed) = accounted(&summary);
+    assert_eq!(ok + failed, SCHEDULED, "successful + failed = the schedule");
+    let unsent = f64_at(&summary, "client.unsent_ops");
+    let unsent_by_kind =
+        f64_at(&summary, "ops.read.errors.unsent") + f64_at(&summary, "ops.write.errors.unsent");
+    assert!(unsent > 10_000.0, "{unsent} unsent: the server kept up?");
+    assert_eq!(unsent_by_kind, unsent);
+    assert_eq!(f64_at(&summary, "client.scheduled_ops"), SCHEDULED);
+    // Every unsent operation was due by the end of the 2 s schedule and given up at the drain deadline,
+    // at least 10 s later: that is the least latency each of them had, so the worst reported latency
+    // and even the failed operations' median are at least that.
+    let worst = ["read", "write"]
+        .iter()
+        .flat_map(|op| ["latency_ms.max", "failed_latency_ms.max"].map(|m| format!("ops.{op}.{m}")))
+        .map(|path| f64_at(&summary, &path))
+        .fold(0.0, f64::max);
+    assert!(worst >= 9_990.0, "worst latency {worst} ms");
+    for op in ["read", "write"] {
+        let failed_p50 = f64_at(&summary, &format!("ops.{op}.failed_latency_ms.p50"));
+        assert!(failed_p50 >= 9_990.0, "{op} failed p50 {failed_p50} ms");
+        let in_log = hlog_total(&out.join(format!("{op}.failed.hlog"))).len() as f64;
+        assert_eq!(in_log, f64_at(&summary, &format!("ops.{op}.errors.unsent")));
+    }
+    assert_eq!(summary["rate_kept"], false);
+    assert!(stdout.contains("unsent"), "{stdout}");
+}
+
+/// "Max p99" must see a stall in the last seconds of a run, in a last window shorter than the others,
+/// and a run shorter than one window reports the window it has.
+fn windows_include_the_last_seconds(node: &TestNode, dir: &std::path::Path) {
+    use std::io::BufRead;
+    let out = dir.join("late-stall");
+    let mut child = spawn_cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_truth",
+        "-d",
+        "12s",
+        "--rate",
+        "1000",
+        "--p99-window",
+        "5s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    // Windows close at 5 s and 10 s; stop the node as soon as the 10th second has been reported, so
+    // that the stall falls in the last window (10 s to 12 s), shorter than half a window.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("[    10s]") {
+            node.pause(Duration::from_millis(1200));
+            break;
+        }
+    }
+    for line in lines {
+        seen.push_str(&line.unwrap());
+        seen.push('\n');
+    }
+    assert!(child.wait().unwrap().success(), "{seen}");
+    let summary = read_summary(&out);
+    for op in ["read", "write"] {
+        assert_eq!(summary["ops"][op]["p99_windows"], 3, "{op}: {seen}");
+        let max_p99 = f64_at(&summary, &format!("ops.{op}.max_p99_ms"));
+        assert!(
+            max_p99 >= 900.0,
+            "{op}: max p99 {max_p99} ms after a 1.2 s stall\n{seen}"
+        );
+    }
+
+    let short = dir.join("short");
+    cqlbench_ok(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_truth",
+        "-d",
+        "3s",
+        "--rate",
+        "500",
+        "-o",
+        short.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&short);
+    for op in ["read", "write"] {
+        assert_eq!(summary["ops"][op]["p99_windows"], 1, "{op}");
+        // The one window holds the whole run: its p99 is the run's p99.
+        let window = f64_at(&summary, &format!("ops.{op}.max_p99_ms"));
+        let whole = f64_at(&summary, &format!("ops.{op}.latency_ms.p99"));
+        assert!(
+            window > 0.0 && (window - whole).abs() <= whole * 0.01,
+            "{window} vs {whole}"
+        );
+        assert_eq!(f64_at(&summary, &format!("ops.{op}.avg_p99_ms")), window);
+    }
+}
+
+/// A client thread that dies (a panic, injected through the test hook) stops the run: exit code 1
+/// with one error line, summary.json says `failed` and why, and the schedule is still accounted for.
+fn a_failed_client_thread_stops_the_run(node: &TestNode, dir: &std::path::Path) {
+    let out = dir.join("thread-failure");
+    let mut command = cqlbench_command(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        "load_truth",
+        "-d",
+        "20s",
+        "--rate",
+        "1000",
+        "-t",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    // Thread 1 releases every other operation: 1500 of them take about 3 s.
+    command.env("CQLBENCH_FAULT_PANIC_THREAD", "1:1500");
+    let started = Instant::now();
+    let error = one_line_error(&mut command, "client thread 1 failed");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the run went on: {error}"
+    );
+    let summary = read_summary(&out);
+    assert_eq!(summary["status"], "failed");
+    assert!(
+        summary["failure"]
+            .as_str()
+            .unwrap()
+            .contains("client thread 1 failed"),
+        "{summary}"
+    );
+    let (ok, failed) = accounted(&summary);
+    let cancelled = f64_at(&summary, "client.cancelled_ops");
+    assert_eq!(ok + failed + cancelled, 20_000.0, "{summary}");
+    assert!(
+        cancelled > 10_000.0,
+        "{cancelled} not yet due when the run stopped"
+    );
 }
 
 /// `--dc` keeps the load in one datacenter; one the cluster does not have is a one-line error.
@@ -102,9 +286,8 @@ fn overload_is_reported_not_hidden(node: &TestNode, dir: &std::path::Path) {
         stdout.contains("OFFERED 20000 ops/s BUT ACHIEVED"),
         "{stdout}"
     );
-    // All 4000 scheduled operations were still sent and measured.
-    let count = f64_at(&summary, "ops.read.count") + f64_at(&summary, "ops.write.count");
-    assert_eq!(count, 4000.0);
+    // All 4000 scheduled operations were still sent and measured, and succeeded.
+    assert_eq!(accounted(&summary), (4000.0, 0.0));
     // The schedule ends after 0.2 s but the last operations completed much later; their latency includes
     // that wait (the corrected max is at least the schedule overrun), their service time does not.
     let overrun_ms = (4000.0 / achieved - 4000.0 / 20000.0) * 1000.0;
@@ -164,6 +347,34 @@ fn seed_options_and_other_workloads(node: &TestNode, dir: &std::path::Path) {
     assert_eq!(f64_at(&summary, "populate.errors"), 0.0);
     // The warm-up ran the schedule for 2 s and is reported apart from the 3 s measured phase.
     assert_eq!(f64_at(&summary, "warmup.count"), 2000.0);
+    // intervals.csv: warm-up rows end before the measured phase starts (elapsed_s <= 0), measured
+    // rows after it, both in order, and the warm-up's schedule is filled in too.
+    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    let rows = |phase: &str| -> Vec<(f64, f64)> {
+        csv.lines()
+            .filter(|l| l.contains(&format!(",{phase},write,")))
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[0].parse().unwrap(), f[22].parse().unwrap())
+            })
+            .collect()
+    };
+    let (warm, measured) = (rows("warmup"), rows("measured"));
+    assert!(warm.len() >= 2 && measured.len() >= 3, "{csv}");
+    // (The last warm-up row ends at the tick that follows the measured start, a moment after it.)
+    assert!(warm.iter().all(|(end, _)| *end < 0.5), "{csv}");
+    assert!(warm.windows(2).all(|w| w[0].0 < w[1].0), "{csv}");
+    assert!(
+        warm[0].0 < -0.9 && warm[0].0 > -1.1,
+        "first warm-up second ends 1 s before the measured start\n{csv}"
+    );
+    assert!(
+        warm.iter()
+            .any(|(_, scheduled)| (scheduled - 1000.0).abs() < 1.0),
+        "{csv}"
+    );
+    assert!(measured.iter().all(|(end, _)| *end > 0.0), "{csv}");
+    assert!(measured.windows(2).all(|w| w[0].0 < w[1].0), "{csv}");
     let measured = f64_at(&summary, "ops.read.count") + f64_at(&summary, "ops.write.count");
     assert_eq!(measured, 3000.0);
     let reads = f64_at(&summary, "ops.read.count");
@@ -379,10 +590,9 @@ fn rows_equal_successful_writes(node: &TestNode, dir: &std::path::Path) {
         out.to_str().unwrap(),
     ]);
     let summary = read_summary(&out);
-    let ok_writes = f64_at(&summary, "ops.write.ok") as u64;
-    let writes = f64_at(&summary, "ops.write.count") as u64;
+    assert_eq!(accounted(&summary), (15_000.0, 0.0));
+    let ok_writes = f64_at(&summary, "ops.write.count") as u64;
     let reads = f64_at(&summary, "ops.read.count") as u64;
-    assert_eq!(writes + reads, 15_000);
     assert!((3800..5200).contains(&reads), "{reads} reads at -r 0.3");
 
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -13,7 +13,8 @@ use hdrhistogram::Histogram;
 
 use crate::options::{RunOptions, Stopping};
 use crate::output::{
-    format_result_table, ClientSummary, OpSummary, Percentiles, PhaseSummary, ResultFiles, Summary,
+    format_result_table, ClientSummary, IntervalRow, OpSummary, Percentiles, PhaseSummary,
+    ResultFiles, Summary,
 };
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
@@ -38,6 +39,25 @@ struct Ctx {
     plan: KeyPlan,
     text: TextPool,
     stop: AtomicBool,
+    /// Test hook: `CQLBENCH_FAULT_PANIC_THREAD=<thread>:<operations>` makes that client thread panic
+    /// after releasing that many operations of the measured run (how a failed thread is reported is
+    /// tested against a real node with it).
+    fault_panic: Option<(usize, u64)>,
+}
+
+/// Reads the `CQLBENCH_FAULT_PANIC_THREAD` test hook.
+fn fault_panic_from_env() -> Result<Option<(usize, u64)>, LoadError> {
+    let Ok(text) = std::env::var("CQLBENCH_FAULT_PANIC_THREAD") else {
+        return Ok(None);
+    };
+    let parsed = text
+        .split_once(':')
+        .and_then(|(t, n)| Some((t.trim().parse().ok()?, n.trim().parse().ok()?)));
+    parsed.map(Some).ok_or_else(|| {
+        LoadError::InvalidOption(format!(
+            "CQLBENCH_FAULT_PANIC_THREAD='{text}': expected <thread>:<operations>"
+        ))
+    })
 }
 
 /// Writes operation `index`'s bound values; returns the partition key's bytes (for routing).
@@ -91,15 +111,33 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
     }
 }
 
+/// How late a reporting tick may close a window and still count it as full.
+const WINDOW_SLACK: Duration = Duration::from_millis(500);
+
+fn p99_ms(h: &Histogram<u64>) -> f64 {
+    h.value_at_quantile(0.99) as f64 / 1000.0
+}
+
+/// The corrected p99 of the successful operations of one window, and the window's length.
+#[derive(Debug, Clone, Copy)]
+struct WindowP99 {
+    p99_ms: f64,
+    seconds: f64,
+}
+
 /// Per-operation-type totals kept by the reporter.
 struct Totals {
     measured: [OpStats; 2],
     window: [Histogram<u64>; 2],
+    /// The window closed last (a short remainder at the end of the run joins it).
+    last_window: [Histogram<u64>; 2],
     window_started: Option<Instant>,
-    window_p99s: [Vec<f64>; 2],
+    window_p99s: [Vec<WindowP99>; 2],
     warmup: [OpStats; 2],
     hiccup: Histogram<u64>,
+    send_gaps: Histogram<u64>,
     concurrency_limited: u64,
+    reprepared: u64,
     last_measured_done: Option<Instant>,
 }
 
@@ -108,39 +146,121 @@ impl Totals {
         Totals {
             measured: Default::default(),
             window: [new_histogram(), new_histogram()],
+            last_window: [new_histogram(), new_histogram()],
             window_started: None,
             window_p99s: Default::default(),
             warmup: Default::default(),
             hiccup: new_histogram(),
+            send_gaps: new_histogram(),
             concurrency_limited: 0,
+            reprepared: 0,
             last_measured_done: None,
         }
     }
 
-    fn close_window(&mut self, force: bool, window: Duration, now: Instant) {
+    /// Closes the p99 window when it is full (give or take the half second a reporting tick may be
+    /// late), and at the end of the run whatever its length: the last seconds of a run (a stall just
+    /// before the end) must show in "Max p99" too. Only a remainder shorter than one reporting
+    /// interval (the operations that completed after the last tick) joins the window before it
+    /// instead of standing alone as the "p99" of a handful of operations.
+    fn close_window(&mut self, at_end: bool, window: Duration, now: Instant) {
         let Some(started) = self.window_started else {
             return;
         };
         let length = now.saturating_duration_since(started);
-        // A trailing window shorter than half the window length is too small to give a fair p99.
-        if length >= window || (force && length * 2 >= window) {
-            for i in 0..2 {
-                if !self.window[i].is_empty() {
-                    self.window_p99s[i]
-                        .push(self.window[i].value_at_quantile(0.99) as f64 / 1000.0);
-                }
-                self.window[i].reset();
-            }
-            self.window_started = Some(now);
+        let full = length + WINDOW_SLACK >= window;
+        if !full && !at_end {
+            return;
         }
+        let joins_previous = !full && length < Duration::from_secs(1);
+        for i in 0..2 {
+            let previous = self.window_p99s[i].last_mut().filter(|_| joins_previous);
+            match previous {
+                Some(previous) => {
+                    let _ = self.last_window[i].add(&self.window[i]);
+                    previous.p99_ms = p99_ms(&self.last_window[i]);
+                    previous.seconds += length.as_secs_f64();
+                }
+                None if !self.window[i].is_empty() => {
+                    self.window_p99s[i].push(WindowP99 {
+                        p99_ms: p99_ms(&self.window[i]),
+                        seconds: length.as_secs_f64(),
+                    });
+                    std::mem::swap(&mut self.last_window[i], &mut self.window[i]);
+                }
+                None => {}
+            }
+            self.window[i].reset();
+        }
+        self.window_started = Some(now);
     }
 }
 
 struct PhaseRun {
     recorders: Vec<Arc<Mutex<IntervalRecorder>>>,
-    /// Each thread reports its outcome here when its share of the phase is done.
+    /// Each thread reports its outcome here when its share of the phase is done (a panicking thread
+    /// too: the panic is caught and reported as the thread's failure).
     finished: tokio::sync::mpsc::UnboundedReceiver<LoopOutcome>,
     threads: Vec<std::thread::JoinHandle<ThreadConns>>,
+}
+
+/// What the threads of a phase reported when they ended.
+#[derive(Debug, Default)]
+struct PhaseEnd {
+    running: usize,
+    unsent: u64,
+    cancelled: u64,
+    /// The first failure of a client thread (the run stops on it).
+    failure: Option<String>,
+}
+
+impl PhaseEnd {
+    /// Takes one thread's outcome (or `None` when no thread is left to report); `true` when every
+    /// thread has ended.
+    fn absorb(&mut self, outcome: Option<LoopOutcome>, stop: &AtomicBool) -> bool {
+        match outcome {
+            Some(outcome) => {
+                self.unsent += outcome.unsent;
+                self.cancelled += outcome.cancelled;
+                if let Some(failure) = outcome.failure {
+                    // One thread failing stops the whole run: its share is missing from here on.
+                    stop.store(true, Ordering::Relaxed);
+                    self.failure.get_or_insert(failure);
+                }
+                self.running = self.running.saturating_sub(1);
+            }
+            None => self.running = 0,
+        }
+        self.running == 0
+    }
+}
+
+/// Names of the client threads.
+const CLIENT_THREAD: &str = "cqlbench-client-";
+
+/// A client thread's panic is caught and becomes the run's one-line failure: the default hook's
+/// message (and backtrace hint) on stderr would only repeat it. Other threads keep the usual hook.
+fn quiet_client_thread_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let in_client = std::thread::current()
+                .name()
+                .is_some_and(|name| name.starts_with(CLIENT_THREAD));
+            if !in_client {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 impl PhaseRun {
@@ -158,10 +278,12 @@ impl PhaseRun {
 }
 
 /// Starts one OS thread per client thread; each runs its share of `plan` on its own connections.
+/// `faults` says whether the fault-injection test hook applies to this phase.
 fn spawn_phase(
     ctx: &Arc<Ctx>,
     plan: &Phase,
     conns: Vec<ThreadConns>,
+    faults: bool,
 ) -> Result<PhaseRun, LoadError> {
     let claim = Arc::new(AtomicU64::new(0));
     let (report, finished) = tokio::sync::mpsc::unbounded_channel();
@@ -172,25 +294,43 @@ fn spawn_phase(
         recorders.push(recorder.clone());
         let (ctx, plan, claim, report) = (ctx.clone(), plan.clone(), claim.clone(), report.clone());
         let handle = std::thread::Builder::new()
-            .name(format!("cqlbench-client-{thread}"))
+            .name(format!("{CLIENT_THREAD}{thread}"))
             .spawn(move || {
                 let schedule = Schedule {
                     phase: &plan,
                     thread: thread as u64,
                     claim: &claim,
                 };
+                let progress = AtomicU64::new(thread as u64);
                 let io = LoopIo {
                     stop: &ctx.stop,
                     recorder: &recorder,
+                    progress: &progress,
+                    panic_after: ctx
+                        .fault_panic
+                        .filter(|(t, _)| faults && *t == thread)
+                        .map(|(_, n)| n),
                 };
-                let outcome = wire::run_loop(
-                    &ctx.wire,
-                    &mut own,
-                    &schedule,
-                    &io,
-                    |index| ctx.plan.op_type(index),
-                    |index, op, frame| bind(&ctx, index, op, frame),
-                );
+                let op_type = |index| ctx.plan.op_type(index);
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    wire::run_loop(
+                        &ctx.wire,
+                        &mut own,
+                        &schedule,
+                        &io,
+                        op_type,
+                        |index, op, frame| bind(&ctx, index, op, frame),
+                    )
+                }));
+                let outcome = outcome.unwrap_or_else(|panic| {
+                    let mut outcome =
+                        wire::give_up(&mut own, &schedule, &io, &op_type, Instant::now());
+                    outcome.failure = Some(format!(
+                        "client thread {thread} failed: {}",
+                        panic_message(panic.as_ref())
+                    ));
+                    outcome
+                });
                 let _ = report.send(outcome);
                 own
             })
@@ -207,9 +347,10 @@ fn spawn_phase(
 fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>]) -> IntervalRecorder {
     let mut interval = IntervalRecorder::default();
     for r in recorders {
-        if let Ok(mut r) = r.lock() {
-            r.drain_into(&mut interval);
-        }
+        // A thread that panicked while holding its recorder leaves whole counts behind.
+        r.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain_into(&mut interval);
     }
     interval
 }
@@ -252,6 +393,7 @@ fn spawn_stop_on_ctrl_c(ctx: &Arc<Ctx>) {
 /// files as it goes and calls `progress` with one line per second.
 pub fn run(options: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunResult, LoadError> {
     options.validate()?;
+    quiet_client_thread_panics();
     // The runtime only sets up the schema and reports once a second; the load runs on its own threads.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -291,6 +433,7 @@ async fn run_async(
         },
         text: TextPool::new(options.seed),
         stop: AtomicBool::new(false),
+        fault_panic: fault_panic_from_env()?,
     });
     spawn_stop_on_ctrl_c(&ctx);
     let settings = settings_json(options, &replication);
@@ -337,11 +480,13 @@ async fn run_async(
     };
     let start_wall = SystemTime::now() + options.warmup + Duration::from_millis(20);
     let mut files = ResultFiles::create(&options.out_dir, start_wall)?;
-    let mut phase = spawn_phase(&ctx, &plan, conns)?;
+    let mut phase = spawn_phase(&ctx, &plan, conns, true)?;
 
     let mut totals = Totals::new();
-    let mut unsent = 0;
-    let mut running = plan.threads as usize;
+    let mut ended = PhaseEnd {
+        running: plan.threads as usize,
+        ..PhaseEnd::default()
+    };
     let mut ticker = tokio::time::interval_at(
         (start + Duration::from_secs(1)).into(),
         Duration::from_secs(1),
@@ -353,6 +498,7 @@ async fn run_async(
         target_rate: options.rate,
         p99_window: options.p99_window,
         max_in_flight: options.max_in_flight(),
+        scheduled: count.filter(|_| options.rate.is_some()),
         settings,
         populate,
     };
@@ -360,14 +506,7 @@ async fn run_async(
         let finished = tokio::select! {
             _ = ticker.tick() => false,
             outcome = phase.finished.recv() => {
-                if let Some(outcome) = outcome {
-                    unsent += outcome.unsent;
-                    if let Some(failure) = outcome.failure {
-                        return Err(LoadError::Runtime(std::io::Error::other(failure)));
-                    }
-                }
-                running -= 1;
-                if running > 0 {
+                if !ended.absorb(outcome, &ctx.stop) {
                     continue; // not a reporting moment: other threads are still sending
                 }
                 true
@@ -377,52 +516,65 @@ async fn run_async(
         let interval = drain(&phase.recorders);
         let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
         let _ = totals.hiccup.add(&interval.lateness);
-        let offered = offered_in(&plan, last_tick, now);
+        let _ = totals.send_gaps.add(&interval.send_gaps);
         let length = now.saturating_duration_since(last_tick);
-        if interval.warmup.iter().any(|s| s.count > 0) {
-            files.write_interval(
-                last_tick.saturating_duration_since(measure_start),
+        let since_measure_start = |t: Instant| {
+            t.saturating_duration_since(measure_start).as_secs_f64()
+                - measure_start.saturating_duration_since(t).as_secs_f64()
+        };
+        let per_second = |n: f64| n / length.as_secs_f64().max(1e-9);
+        if interval
+            .warmup
+            .iter()
+            .any(|s| s.count + s.errors.total() + s.sent > 0)
+        {
+            files.write_interval(&IntervalRow {
+                elapsed_s: since_measure_start(now),
                 length,
-                "warmup",
-                &interval.warmup,
-                0.0,
+                phase: "warmup",
+                stats: &interval.warmup,
+                scheduled_ops_s: per_second(scheduled_in(&plan, last_tick, now.min(measure_start))),
                 hiccup_max_ms,
-                false,
-            )?;
+                write_hlog: false,
+            })?;
         }
         if now > measure_start {
-            files.write_interval(
-                last_tick.saturating_duration_since(measure_start),
+            files.write_interval(&IntervalRow {
+                elapsed_s: since_measure_start(now),
                 length,
-                "measured",
-                &interval.measured,
-                offered,
+                phase: "measured",
+                stats: &interval.measured,
+                scheduled_ops_s: per_second(scheduled_in(&plan, last_tick.max(measure_start), now)),
                 hiccup_max_ms,
-                true,
-            )?;
+                write_hlog: true,
+            })?;
         }
         absorb(&mut totals, &interval, measure_start, now);
         totals.close_window(finished, options.p99_window, now);
-        let status = if finished {
-            if ctx.stop.load(Ordering::Relaxed) {
-                "interrupted"
-            } else {
-                "complete"
-            }
-        } else {
-            "running"
+        let status = match (finished, &ended.failure) {
+            (false, _) => "running",
+            (true, Some(_)) => "failed",
+            (true, None) if ctx.stop.load(Ordering::Relaxed) => "interrupted",
+            (true, None) => "complete",
         };
-        let summary = build_summary(&summary_base, &totals, measure_start, unsent, status);
+        let summary = build_summary(&summary_base, &totals, measure_start, &ended, status);
         files.write_summary(&summary)?;
         progress(&progress_line(
             now.saturating_duration_since(start),
             now < measure_start,
-            offered / length.as_secs_f64().max(1e-9),
+            per_second(scheduled_in(&plan, last_tick, now)),
             &interval,
+            length,
             hiccup_max_ms,
         ));
         last_tick = now;
         if finished {
+            if let Some(reason) = ended.failure {
+                return Err(LoadError::ClientFailed {
+                    reason,
+                    dir: options.out_dir.clone(),
+                });
+            }
             let table = format_result_table(&summary);
             return Ok(RunResult {
                 summary,
@@ -433,13 +585,13 @@ async fn run_async(
     }
 }
 
-/// Operations the schedule offered between `from` and `to`.
-fn offered_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
+/// Operations the schedule (over all operation types) puts between `from` and `to`.
+fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
     let (Some(rate), Some(count)) = (plan.rate, plan.count) else {
         return 0.0;
     };
     let end = plan.start + Duration::from_secs_f64(count as f64 / rate);
-    let from = from.max(plan.start).max(plan.measure_start);
+    let from = from.max(plan.start);
     let to = to.min(end);
     if to <= from {
         0.0
@@ -455,7 +607,12 @@ fn absorb(totals: &mut Totals, interval: &IntervalRecorder, measure_start: Insta
         let _ = totals.window[i].add(&interval.measured[i].latency);
     }
     totals.concurrency_limited += interval.concurrency_limited;
-    if interval.measured.iter().any(|s| s.count > 0) {
+    totals.reprepared += interval.reprepared;
+    if interval
+        .measured
+        .iter()
+        .any(|s| s.count + s.errors.total() > 0)
+    {
         totals.last_measured_done = Some(interval.last_done.unwrap_or(now));
         if totals.window_started.is_none() {
             totals.window_started = Some(measure_start);
@@ -468,85 +625,120 @@ struct SummaryBase {
     target_rate: Option<f64>,
     p99_window: Duration,
     max_in_flight: usize,
+    /// Operations on the schedule (warm-up included), with a rate and a count.
+    scheduled: Option<u64>,
     settings: serde_json::Value,
     populate: Option<PhaseSummary>,
+}
+
+/// The seeds' "Average p99" (weighted by window length, so a short last window counts for its
+/// length) and "Max p99", or why there are none.
+fn windowed_p99(windows: &[WindowP99]) -> (Option<f64>, Option<f64>, Option<String>) {
+    if windows.is_empty() {
+        return (None, None, Some("no successful operation".into()));
+    }
+    let seconds: f64 = windows.iter().map(|w| w.seconds).sum();
+    let average = if seconds > 0.0 {
+        windows.iter().map(|w| w.p99_ms * w.seconds).sum::<f64>() / seconds
+    } else {
+        windows.iter().map(|w| w.p99_ms).sum::<f64>() / windows.len() as f64
+    };
+    let max = windows.iter().map(|w| w.p99_ms).fold(0.0, f64::max);
+    (Some(round3(average)), Some(round3(max)), None)
+}
+
+fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
+    let (avg_p99_ms, max_p99_ms, p99_note) = windowed_p99(windows);
+    OpSummary {
+        count: s.count,
+        errors: s.errors,
+        sent: s.sent,
+        ops_per_s: if elapsed > 0.0 {
+            round3(s.count as f64 / elapsed)
+        } else {
+            0.0
+        },
+        latency_ms: Percentiles::of(&s.latency),
+        service_time_ms: Percentiles::of(&s.service),
+        failed_latency_ms: Percentiles::of(&s.failed_latency),
+        avg_p99_ms,
+        max_p99_ms,
+        p99_windows: windows.len(),
+        p99_note,
+    }
 }
 
 fn build_summary(
     base: &SummaryBase,
     totals: &Totals,
     measure_start: Instant,
-    unsent: u64,
+    ended: &PhaseEnd,
     status: &str,
 ) -> Summary {
     let elapsed = totals.last_measured_done.map_or(0.0, |d| {
         d.saturating_duration_since(measure_start).as_secs_f64()
     });
-    let completed: u64 = totals.measured.iter().map(|s| s.count).sum();
+    let successful: u64 = totals.measured.iter().map(|s| s.count).sum();
+    let mut failed = crate::ErrorCounts::default();
+    for s in &totals.measured {
+        failed.merge(&s.errors);
+    }
     let achieved = if elapsed > 0.0 {
-        completed as f64 / elapsed
+        successful as f64 / elapsed
     } else {
         0.0
     };
     let mut ops = std::collections::BTreeMap::new();
     for op in OpType::ALL {
         let s = &totals.measured[op.index()];
-        if s.count == 0 && totals.warmup[op.index()].count == 0 {
+        let w = &totals.warmup[op.index()];
+        if s.count + s.errors.total() + w.count + w.errors.total() == 0 {
             continue;
         }
-        let p99s = &totals.window_p99s[op.index()];
         ops.insert(
             op.name().to_string(),
-            OpSummary {
-                count: s.count,
-                ok: s.count - s.errors.total(),
-                errors: s.errors,
-                ops_per_s: if elapsed > 0.0 {
-                    s.count as f64 / elapsed
-                } else {
-                    0.0
-                },
-                latency_ms: Percentiles::of(&s.latency),
-                service_time_ms: Percentiles::of(&s.service),
-                avg_p99_ms: round3(if p99s.is_empty() {
-                    0.0
-                } else {
-                    p99s.iter().sum::<f64>() / p99s.len() as f64
-                }),
-                max_p99_ms: round3(p99s.iter().cloned().fold(0.0, f64::max)),
-                p99_windows: p99s.len(),
-            },
+            op_summary(s, &totals.window_p99s[op.index()], elapsed),
         );
     }
-    let rate_kept = base
-        .target_rate
-        .is_none_or(|target| (achieved - target).abs() <= target * 0.01);
-    let rate_note = match base.target_rate {
-        None => "unthrottled (as fast as the in-flight limit allows)".to_string(),
-        Some(_) if status == "running" => "running".to_string(),
-        Some(_) if status == "interrupted" => format!(
-            "interrupted after {elapsed:.1} s; {unsent} scheduled operations were not sent"
+    let rate_kept = failed.total() == 0
+        && base
+            .target_rate
+            .is_none_or(|target| (achieved - target).abs() <= target * 0.01);
+    let failures = if failed.total() > 0 {
+        format!("; {}", failed.describe())
+    } else {
+        String::new()
+    };
+    let rate_note = match (base.target_rate, status, &ended.failure) {
+        (_, "failed", Some(reason)) => format!("FAILED: {reason}; the run was stopped{failures}"),
+        (_, "running", _) => "running".to_string(),
+        (_, "interrupted", _) => format!(
+            "interrupted after {elapsed:.1} s{failures}; {} scheduled operations were not due yet",
+            ended.cancelled
         ),
-        Some(target) if rate_kept && unsent == 0 => format!("kept the target rate ({target:.0} ops/s offered)"),
-        Some(target) => format!(
-            "OFFERED {target:.0} ops/s BUT ACHIEVED {achieved:.1} ops/s: the server could not keep up{}; \
-             latencies include the time operations waited",
-            if unsent > 0 {
-                format!(", {unsent} scheduled operations were never sent")
-            } else {
-                String::new()
-            }
+        (None, _, _) => format!("unthrottled (as fast as the in-flight limit allows){failures}"),
+        (Some(target), _, _) if rate_kept => {
+            format!("kept the target rate ({target:.0} ops/s offered)")
+        }
+        (Some(target), _, _) if (achieved - target).abs() <= target * 0.01 => format!(
+            "achieved {achieved:.1} of {target:.0} ops/s offered, BUT {}",
+            failed.describe()
+        ),
+        (Some(target), _, _) => format!(
+            "OFFERED {target:.0} ops/s BUT ACHIEVED {achieved:.1} successful ops/s{failures}; \
+             latencies include the time operations waited"
         ),
     };
     let warm_count: u64 = totals.warmup.iter().map(|s| s.count).sum();
-    let warmup = (warm_count > 0).then(|| {
+    let warm_errors: u64 = totals.warmup.iter().map(|s| s.errors.total()).sum();
+    let warmup = (warm_count + warm_errors > 0).then(|| {
         let mut latency = new_histogram();
         for s in &totals.warmup {
             let _ = latency.add(&s.latency);
         }
         PhaseSummary {
             count: warm_count,
-            errors: totals.warmup.iter().map(|s| s.errors.total()).sum(),
+            errors: warm_errors,
             duration_s: 0.0,
             ops_per_s: 0.0,
             latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
@@ -560,12 +752,17 @@ fn build_summary(
         rate_note,
         duration_s: round3(elapsed),
         status: status.to_string(),
+        failure: ended.failure.clone(),
         p99_window_s: base.p99_window.as_secs_f64(),
         ops,
         client: ClientSummary {
             hiccup_ms: Percentiles::of(&totals.hiccup),
+            send_gap_ms: Percentiles::of(&totals.send_gaps),
             concurrency_limited_ops: totals.concurrency_limited,
-            unsent_ops: unsent,
+            reprepared_ops: totals.reprepared,
+            scheduled_ops: base.scheduled,
+            unsent_ops: ended.unsent,
+            cancelled_ops: ended.cancelled,
             max_in_flight: base.max_in_flight,
         },
         warmup,
@@ -581,8 +778,9 @@ fn round3(v: f64) -> f64 {
 fn progress_line(
     elapsed: Duration,
     warming_up: bool,
-    offered_per_s: f64,
+    scheduled_per_s: f64,
     interval: &IntervalRecorder,
+    length: Duration,
     hiccup_max_ms: f64,
 ) -> String {
     let stats = if warming_up {
@@ -590,18 +788,23 @@ fn progress_line(
     } else {
         &interval.measured
     };
-    let achieved: u64 = stats.iter().map(|s| s.count).sum();
+    let per_second = |n: u64| n as f64 / length.as_secs_f64().max(1e-9);
+    let sent: u64 = stats.iter().map(|s| s.sent).sum();
+    let ok: u64 = stats.iter().map(|s| s.count).sum();
     let mut line = format!(
-        "[{:>6.0}s]{} offered {:>7.0}/s achieved {:>7} /s",
+        "[{:>6.0}s]{} scheduled {:>7.0}/s sent {:>7.0}/s ok {:>7.0}/s",
         elapsed.as_secs_f64(),
         if warming_up { " warm-up" } else { "" },
-        offered_per_s,
-        achieved
+        scheduled_per_s,
+        per_second(sent),
+        per_second(ok),
     );
-    let mut errors = 0;
+    let mut failed = crate::ErrorCounts::default();
+    let mut failed_latency = new_histogram();
     for op in OpType::ALL {
         let s = &stats[op.index()];
-        errors += s.errors.total();
+        failed.merge(&s.errors);
+        let _ = failed_latency.add(&s.failed_latency);
         if s.count > 0 {
             line.push_str(&format!(
                 " | {} p99 {:.2} ms",
@@ -610,9 +813,16 @@ fn progress_line(
             ));
         }
     }
-    line.push_str(&format!(
-        " | errors {errors} | client lag max {hiccup_max_ms:.1} ms"
-    ));
+    if failed.total() > 0 {
+        line.push_str(&format!(
+            " | {} (p99 {:.0} ms)",
+            failed.describe(),
+            failed_latency.value_at_quantile(0.99) as f64 / 1000.0
+        ));
+    } else {
+        line.push_str(" | failed 0");
+    }
+    line.push_str(&format!(" | client lag max {hiccup_max_ms:.1} ms"));
     line
 }
 
@@ -637,8 +847,11 @@ async fn populate(
         threads: options.threads as u64,
         group: 1,
     };
-    let mut phase = spawn_phase(ctx, &plan, conns)?;
-    let mut running = options.threads;
+    let mut phase = spawn_phase(ctx, &plan, conns, false)?;
+    let mut ended = PhaseEnd {
+        running: options.threads,
+        ..PhaseEnd::default()
+    };
     let mut done = 0u64;
     let mut errors = 0u64;
     let mut latency = new_histogram();
@@ -650,11 +863,7 @@ async fn populate(
         let finished = tokio::select! {
             _ = ticker.tick() => false,
             outcome = phase.finished.recv() => {
-                if let Some(failure) = outcome.and_then(|o| o.failure) {
-                    return Err(LoadError::Runtime(std::io::Error::other(failure)));
-                }
-                running -= 1;
-                if running > 0 {
+                if !ended.absorb(outcome, &ctx.stop) {
                     continue;
                 }
                 true
@@ -675,6 +884,12 @@ async fn populate(
             ));
         }
         if finished {
+            if let Some(reason) = ended.failure {
+                return Err(LoadError::ClientFailed {
+                    reason,
+                    dir: options.out_dir.clone(),
+                });
+            }
             let seconds = start.elapsed().as_secs_f64();
             let summary = PhaseSummary {
                 count: done,

@@ -20,7 +20,7 @@ pub mod workload;
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
 pub use engine::{run, RunResult};
 pub use options::{Consistency, Credentials, RunOptions, Stopping};
-pub use output::{format_result_table, OpSummary, Percentiles, Summary};
+pub use output::{format_result_table, OpSummary, Percentiles, Summary, INTERVAL_COLUMNS};
 pub use recorder::ErrorCounts;
 pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
 
@@ -48,4 +48,9 @@ pub enum LoadError {
     Runtime(std::io::Error),
     #[error("TLS setup failed: {0}")]
     Tls(String),
+    #[error("{reason}; the run was stopped (results so far in {})", dir.display())]
+    ClientFailed {
+        reason: String,
+        dir: std::path::PathBuf,
+    },
 }

@@ -45,35 +45,56 @@ impl Percentiles {
     }
 }
 
-/// `ops.<type>` in summary.json.
+/// `ops.<type>` in summary.json. Successful operations alone make the latencies, the rate and the
+/// windowed p99s; failed ones (unsent included) are counted by kind and have their own latency.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpSummary {
-    /// Completed operations, failed ones included.
+    /// Successful operations.
     pub count: u64,
-    /// Completed without error.
-    pub ok: u64,
+    /// Failed operations by kind (`unsent`: due on the schedule, never sent).
     pub errors: ErrorCounts,
+    /// Operations the client released (sent, or failed at once for want of a connection).
+    pub sent: u64,
+    /// Successful operations per second.
     pub ops_per_s: f64,
-    /// Completion minus intended start (coordinated-omission corrected).
+    /// Successful operations: completion minus intended start (coordinated-omission corrected).
     pub latency_ms: Percentiles,
-    /// Completion minus actual send.
+    /// Successful operations: completion minus actual send.
     pub service_time_ms: Percentiles,
-    /// Mean of the corrected p99 over the `p99_window_s` windows ("Average p99" in the seed tables).
-    pub avg_p99_ms: f64,
-    /// Maximum of the windowed corrected p99s ("Max p99").
-    pub max_p99_ms: f64,
+    /// Failed operations: the moment the failure was known (a timeout at its deadline, a refused
+    /// connection at once, an unsent operation when the run gave up on it) minus intended start.
+    pub failed_latency_ms: Percentiles,
+    /// Mean of the corrected p99 over the `p99_window_s` windows, weighted by window length (a run's
+    /// last window may be shorter) — "Average p99" in the seed tables. `null` without windows.
+    pub avg_p99_ms: Option<f64>,
+    /// Maximum of the windowed corrected p99s ("Max p99"); `null` without windows.
+    pub max_p99_ms: Option<f64>,
     pub p99_windows: usize,
+    /// Why there is no windowed p99, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientSummary {
-    /// Lateness of a 1 ms timer on the client's own runtime (jHiccup-style): how long the client itself
-    /// could not run. Includes up to 1 ms of timer resolution.
+    /// The client's own send lateness (actual send - intended start, for operations that had a free
+    /// in-flight slot): how long the client itself could not run.
     pub hiccup_ms: Percentiles,
+    /// Time between consecutive releases of operations on one client thread (rate mode): the real
+    /// spacing of the sends, which `--tick` sets.
+    pub send_gap_ms: Percentiles,
     /// Operations that were due while all in-flight slots were busy (their wait counts in their latency).
     pub concurrency_limited_ops: u64,
-    /// Scheduled operations never sent because the run was stopped or the drain deadline passed.
+    /// Operations re-sent after the server had forgotten the prepared statement (re-prepared on the
+    /// same connection; the extra round trip counts in their latency).
+    pub reprepared_ops: u64,
+    /// Operations on the schedule (warm-up and measured), with a rate and a count or duration.
+    pub scheduled_ops: Option<u64>,
+    /// Scheduled operations due but never sent (the server fell too far behind, the run was stopped
+    /// or a client thread failed); also counted in `ops.<type>.errors.unsent`.
     pub unsent_ops: u64,
+    /// Scheduled operations not yet due when the run was stopped (not part of the result).
+    pub cancelled_ops: u64,
     pub max_in_flight: usize,
 }
 
@@ -92,13 +113,16 @@ pub struct Summary {
     pub workload: String,
     /// `null` when unthrottled.
     pub target_rate: Option<f64>,
+    /// Successful operations per second of the measured phase.
     pub achieved_rate: f64,
-    /// `true` when the achieved rate stayed within 1% of the target.
+    /// `true` when the successful rate stayed within 1% of the target and no operation failed.
     pub rate_kept: bool,
     pub rate_note: String,
     pub duration_s: f64,
-    /// `running` while the run goes, then `complete` or `interrupted`.
+    /// `running` while the run goes, then `complete`, `interrupted` or `failed`.
     pub status: String,
+    /// Why the run failed (a client thread died), when it did.
+    pub failure: Option<String>,
     pub p99_window_s: f64,
     pub ops: BTreeMap<String, OpSummary>,
     pub client: ClientSummary,
@@ -107,11 +131,70 @@ pub struct Summary {
     pub settings: serde_json::Value,
 }
 
+/// One row group of intervals.csv: one phase's operations over one reporting interval.
+pub struct IntervalRow<'a> {
+    /// End of the interval, seconds from the start of the measured phase (negative in the warm-up).
+    pub elapsed_s: f64,
+    pub length: Duration,
+    pub phase: &'a str,
+    pub stats: &'a [OpStats; 2],
+    /// What the schedule put in this interval, over all operation types, per second.
+    pub scheduled_ops_s: f64,
+    pub hiccup_max_ms: f64,
+    pub write_hlog: bool,
+}
+
+/// Which histogram an interval log holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HlogKind {
+    Latency,
+    Service,
+    Failed,
+}
+
+impl HlogKind {
+    const ALL: [HlogKind; 3] = [HlogKind::Latency, HlogKind::Service, HlogKind::Failed];
+
+    fn file_name(self, op: OpType) -> String {
+        match self {
+            HlogKind::Latency => format!("{}.hlog", op.name()),
+            HlogKind::Service => format!("{}.service.hlog", op.name()),
+            HlogKind::Failed => format!("{}.failed.hlog", op.name()),
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            HlogKind::Latency => {
+                "successful operations: latency corrected for coordinated omission (completion - intended start)"
+            }
+            HlogKind::Service => "successful operations: service time (completion - actual send)",
+            HlogKind::Failed => {
+                "failed operations, unsent ones included: failure known - intended start"
+            }
+        }
+    }
+
+    fn of(self, stats: &OpStats) -> &Histogram<u64> {
+        match self {
+            HlogKind::Latency => &stats.latency,
+            HlogKind::Service => &stats.service,
+            HlogKind::Failed => &stats.failed_latency,
+        }
+    }
+}
+
+/// The columns of intervals.csv.
+pub const INTERVAL_COLUMNS: &str = "elapsed_s,phase,op,count,errors,sent_ops_s,achieved_ops_s,\
+p50_ms,p90_ms,p99_ms,p999_ms,max_ms,service_p50_ms,service_p99_ms,service_max_ms,\
+failed_p99_ms,failed_max_ms,timeout,unavailable,overloaded,other,unsent,\
+scheduled_all_ops_s,client_hiccup_max_ms";
+
 /// The files of one run directory.
 pub struct ResultFiles {
     dir: PathBuf,
     intervals: BufWriter<File>,
-    hlogs: Vec<(OpType, bool, File)>,
+    hlogs: Vec<(OpType, HlogKind, File)>,
     serializer: V2DeflateSerializer,
 }
 
@@ -127,30 +210,16 @@ impl ResultFiles {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
         let csv_path = dir.join("intervals.csv");
         let mut intervals = BufWriter::new(File::create(&csv_path).map_err(io_error(&csv_path))?);
-        writeln!(
-            intervals,
-            "elapsed_s,phase,op,count,errors,offered_ops_s,achieved_ops_s,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,service_p50_ms,service_p99_ms,service_max_ms,client_hiccup_max_ms"
-        )
-        .map_err(io_error(&csv_path))?;
+        writeln!(intervals, "{INTERVAL_COLUMNS}").map_err(io_error(&csv_path))?;
         intervals.flush().map_err(io_error(&csv_path))?;
         let mut serializer = V2DeflateSerializer::new();
         let mut hlogs = Vec::new();
         for op in OpType::ALL {
-            for service in [false, true] {
-                let name = if service {
-                    format!("{}.service.hlog", op.name())
-                } else {
-                    format!("{}.hlog", op.name())
-                };
-                let path = dir.join(name);
+            for kind in HlogKind::ALL {
+                let path = dir.join(kind.file_name(op));
                 let mut file = File::create(&path).map_err(io_error(&path))?;
-                let what = if service {
-                    "service time (completion - actual send)"
-                } else {
-                    "latency corrected for coordinated omission (completion - intended start)"
-                };
                 IntervalLogWriterBuilder::new()
-                    .add_comment(&format!("cqlbench {} {what}", op.name()))
+                    .add_comment(&format!("cqlbench {} {}", op.name(), kind.description()))
                     .add_comment("values and Interval_Max in microseconds")
                     .with_start_time(start)
                     .with_base_time(start)
@@ -161,7 +230,7 @@ impl ResultFiles {
                         )
                     })
                     .map_err(io_error(&path))?;
-                hlogs.push((op, service, file));
+                hlogs.push((op, kind, file));
             }
         }
         Ok(ResultFiles {
@@ -173,35 +242,29 @@ impl ResultFiles {
     }
 
     /// Appends one interval: a csv row per operation type (and phase), and the measured histograms to
-    /// the interval logs. `since_start` is the interval's start relative to the run's start.
-    #[allow(clippy::too_many_arguments)]
-    pub fn write_interval(
-        &mut self,
-        since_start: Duration,
-        length: Duration,
-        phase: &str,
-        stats: &[OpStats; 2],
-        offered: f64,
-        hiccup_max_ms: f64,
-        write_hlog: bool,
-    ) -> Result<(), LoadError> {
-        let secs = length.as_secs_f64().max(1e-9);
+    /// the interval logs.
+    pub fn write_interval(&mut self, row: &IntervalRow) -> Result<(), LoadError> {
+        let secs = row.length.as_secs_f64().max(1e-9);
         let csv_path = self.dir.join("intervals.csv");
         for op in OpType::ALL {
-            let s = &stats[op.index()];
-            if s.count == 0 && offered == 0.0 {
+            let s = &row.stats[op.index()];
+            let active = s.count + s.errors.total() + s.sent > 0;
+            if !active && row.scheduled_ops_s == 0.0 {
                 continue;
             }
             let l = Percentiles::of(&s.latency);
             let sv = Percentiles::of(&s.service);
+            let f = Percentiles::of(&s.failed_latency);
+            let e = &s.errors;
             writeln!(
                 self.intervals,
-                "{:.3},{phase},{},{},{},{:.1},{:.1},{},{},{},{},{},{},{},{},{}",
-                (since_start + length).as_secs_f64(),
+                "{:.3},{},{},{},{},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1},{}",
+                row.elapsed_s,
+                row.phase,
                 op.name(),
                 s.count,
-                s.errors.total(),
-                offered,
+                e.total(),
+                s.sent as f64 / secs,
                 s.count as f64 / secs,
                 l.p50,
                 l.p90,
@@ -211,15 +274,25 @@ impl ResultFiles {
                 sv.p50,
                 sv.p99,
                 sv.max,
-                hiccup_max_ms
+                f.p99,
+                f.max,
+                e.timeout,
+                e.unavailable,
+                e.overloaded,
+                e.other,
+                e.unsent,
+                row.scheduled_ops_s,
+                row.hiccup_max_ms
             )
             .map_err(io_error(&csv_path))?;
         }
         self.intervals.flush().map_err(io_error(&csv_path))?;
-        if write_hlog {
-            for (op, service, file) in &mut self.hlogs {
-                let s = &stats[op.index()];
-                let h = if *service { &s.service } else { &s.latency };
+        if row.write_hlog {
+            // The interval starts `length` before its end (never before the measured phase).
+            let end = Duration::from_secs_f64(row.elapsed_s.max(0.0));
+            let since_start = end.saturating_sub(row.length);
+            for (op, kind, file) in &mut self.hlogs {
+                let h = kind.of(&row.stats[op.index()]);
                 // A builder without headers writes nothing itself: this only appends the interval.
                 let mut writer = IntervalLogWriterBuilder::new()
                     .begin_log_with(file, &mut self.serializer)
@@ -228,9 +301,9 @@ impl ResultFiles {
                         source,
                     })?;
                 writer
-                    .write_histogram(h, since_start, length, None)
+                    .write_histogram(h, since_start, row.length, None)
                     .map_err(|e| LoadError::Io {
-                        path: self.dir.join(format!("{}.hlog", op.name())),
+                        path: self.dir.join(kind.file_name(*op)),
                         source: std::io::Error::other(e.to_string()),
                     })?;
             }
@@ -261,7 +334,12 @@ fn fmt_ms(v: f64) -> String {
     }
 }
 
-/// The terminal table: throughput and corrected percentiles per operation type, like the seed tables.
+fn fmt_opt_ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), fmt_ms)
+}
+
+/// The terminal table: throughput and corrected percentiles of the successful operations per
+/// operation type, like the seed tables, and the failed ones apart.
 pub fn format_result_table(summary: &Summary) -> String {
     let mut out = String::new();
     let target = match summary.target_rate {
@@ -269,24 +347,24 @@ pub fn format_result_table(summary: &Summary) -> String {
         None => "unthrottled".to_string(),
     };
     out.push_str(&format!(
-        "{} for {:.1} s, {target}, achieved {:.1} ops/s — {}\n",
+        "{} for {:.1} s, {target}, achieved {:.1} successful ops/s — {}\n",
         summary.workload, summary.duration_s, summary.achieved_rate, summary.rate_note
     ));
     out.push_str(&format!(
         "{:<6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
         "op",
-        "count",
-        "ops/s",
+        "ok",
+        "ok/s",
         "p50 ms",
         "p99 ms",
         "p99.9 ms",
         "max ms",
         "avg p99",
         "max p99",
-        "errors"
+        "failed"
     ));
     for (name, op) in &summary.ops {
-        if op.count == 0 {
+        if op.count + op.errors.total() == 0 {
             continue;
         }
         out.push_str(&format!(
@@ -298,26 +376,42 @@ pub fn format_result_table(summary: &Summary) -> String {
             fmt_ms(op.latency_ms.p99),
             fmt_ms(op.latency_ms.p999),
             fmt_ms(op.latency_ms.max),
-            fmt_ms(op.avg_p99_ms),
-            fmt_ms(op.max_p99_ms),
+            fmt_opt_ms(op.avg_p99_ms),
+            fmt_opt_ms(op.max_p99_ms),
             op.errors.total()
         ));
     }
-    out.push_str("latencies are corrected for coordinated omission (completion - intended start); service time p99:");
+    out.push_str("latencies of successful operations, corrected for coordinated omission (completion - intended start); service time p99:");
     for (name, op) in &summary.ops {
         if op.count > 0 {
             out.push_str(&format!(" {name} {} ms", fmt_ms(op.service_time_ms.p99)));
         }
     }
     out.push('\n');
+    for (name, op) in &summary.ops {
+        if op.errors.total() > 0 {
+            out.push_str(&format!(
+                "{name}: {} — failure known after p50 {} ms, p99 {} ms, max {} ms\n",
+                op.errors.describe(),
+                fmt_ms(op.failed_latency_ms.p50),
+                fmt_ms(op.failed_latency_ms.p99),
+                fmt_ms(op.failed_latency_ms.max)
+            ));
+        }
+    }
     out.push_str(&format!(
-        "client: own send lateness p99 {} ms, max {} ms; {} ops waited for a free in-flight slot (limit {}){}\n",
+        "client: own send lateness p99 {} ms, max {} ms; {} ops waited for a free in-flight slot (limit {}){}{}\n",
         fmt_ms(summary.client.hiccup_ms.p99),
         fmt_ms(summary.client.hiccup_ms.max),
         summary.client.concurrency_limited_ops,
         summary.client.max_in_flight,
         if summary.client.unsent_ops > 0 {
-            format!("; {} scheduled ops never sent", summary.client.unsent_ops)
+            format!("; {} scheduled ops were due but never sent", summary.client.unsent_ops)
+        } else {
+            String::new()
+        },
+        if summary.client.reprepared_ops > 0 {
+            format!("; {} ops re-sent after a re-prepare", summary.client.reprepared_ops)
         } else {
             String::new()
         }

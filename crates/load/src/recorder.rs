@@ -19,24 +19,30 @@ pub fn new_histogram() -> Histogram<u64> {
 /// How an operation failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// No answer within `--request-timeout` (or one that came after it).
     Timeout,
     Unavailable,
     Overloaded,
+    /// A broken or refused connection, a server error of another kind.
     Other,
+    /// Due on the schedule but never sent: the run gave up on it (the server fell too far behind, or
+    /// the run was stopped). Its latency is at least its age when the run gave up.
+    Unsent,
 }
 
-/// Errors by kind.
+/// Failed operations by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ErrorCounts {
     pub timeout: u64,
     pub unavailable: u64,
     pub overloaded: u64,
     pub other: u64,
+    pub unsent: u64,
 }
 
 impl ErrorCounts {
     pub fn total(&self) -> u64 {
-        self.timeout + self.unavailable + self.overloaded + self.other
+        self.timeout + self.unavailable + self.overloaded + self.other + self.unsent
     }
 
     pub fn add(&mut self, kind: ErrorKind) {
@@ -45,6 +51,7 @@ impl ErrorCounts {
             ErrorKind::Unavailable => self.unavailable += 1,
             ErrorKind::Overloaded => self.overloaded += 1,
             ErrorKind::Other => self.other += 1,
+            ErrorKind::Unsent => self.unsent += 1,
         }
     }
 
@@ -53,6 +60,24 @@ impl ErrorCounts {
         self.unavailable += other.unavailable;
         self.overloaded += other.overloaded;
         self.other += other.other;
+        self.unsent += other.unsent;
+    }
+
+    /// `"12 failed: timeout 10, unsent 2"`, naming only the kinds that occurred.
+    pub fn describe(&self) -> String {
+        let kinds = [
+            ("timeout", self.timeout),
+            ("unavailable", self.unavailable),
+            ("overloaded", self.overloaded),
+            ("other", self.other),
+            ("unsent", self.unsent),
+        ];
+        let named: Vec<String> = kinds
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        format!("{} failed: {}", self.total(), named.join(", "))
     }
 }
 
@@ -62,6 +87,7 @@ pub struct Completion {
     pub op: OpType,
     pub intended: Instant,
     pub sent: Instant,
+    /// When the answer arrived or the failure became known (a timeout at its deadline).
     pub done: Instant,
     pub error: Option<ErrorKind>,
     /// The operation had to wait for a free in-flight slot (so its send lateness is not the client's).
@@ -71,12 +97,18 @@ pub struct Completion {
 /// Measurements of one operation type.
 #[derive(Debug, Clone)]
 pub struct OpStats {
-    /// Completion minus intended start (what the user feels).
+    /// Successful operations: completion minus intended start (what the user feels).
     pub latency: Histogram<u64>,
-    /// Completion minus actual send (what the server took, plus the client's own delays after sending).
+    /// Successful operations: completion minus actual send (what the server took, plus the client's
+    /// own delays after sending).
     pub service: Histogram<u64>,
+    /// Failed operations (unsent ones included): failure known minus intended start.
+    pub failed_latency: Histogram<u64>,
+    /// Successful operations.
     pub count: u64,
     pub errors: ErrorCounts,
+    /// Operations released by the client (sent, or failed at once for want of a connection).
+    pub sent: u64,
 }
 
 impl Default for OpStats {
@@ -84,26 +116,32 @@ impl Default for OpStats {
         OpStats {
             latency: new_histogram(),
             service: new_histogram(),
+            failed_latency: new_histogram(),
             count: 0,
             errors: ErrorCounts::default(),
+            sent: 0,
         }
     }
 }
 
 impl OpStats {
     pub fn merge_from(&mut self, other: &OpStats) {
-        // Both histograms auto-resize, so adding cannot fail on range.
+        // All histograms auto-resize, so adding cannot fail on range.
         let _ = self.latency.add(&other.latency);
         let _ = self.service.add(&other.service);
+        let _ = self.failed_latency.add(&other.failed_latency);
         self.count += other.count;
         self.errors.merge(&other.errors);
+        self.sent += other.sent;
     }
 
     pub fn reset(&mut self) {
         self.latency.reset();
         self.service.reset();
+        self.failed_latency.reset();
         self.count = 0;
         self.errors = ErrorCounts::default();
+        self.sent = 0;
     }
 }
 
@@ -118,11 +156,16 @@ pub struct IntervalRecorder {
     pub warmup: [OpStats; 2],
     /// Operations that found all of this thread's in-flight slots busy when they were due.
     pub concurrency_limited: u64,
-    /// Completion time of the latest measured operation.
+    /// Operations re-sent after the server answered that it did not know the prepared statement.
+    pub reprepared: u64,
+    /// Completion time of the latest measured operation (failed or not).
     pub last_done: Option<Instant>,
     /// Send lateness (actual send - intended start) of operations that had a free slot: the client's own
     /// scheduling lateness, like jHiccup's, measured on every operation instead of a probe.
     pub lateness: Histogram<u64>,
+    /// Time between one release of operations and the next on the same thread (rate mode): how the
+    /// sends are really spaced (`--tick`).
+    pub send_gaps: Histogram<u64>,
 }
 
 impl Default for IntervalRecorder {
@@ -131,36 +174,56 @@ impl Default for IntervalRecorder {
             measured: Default::default(),
             warmup: Default::default(),
             concurrency_limited: 0,
+            reprepared: 0,
             last_done: None,
             lateness: new_histogram(),
+            send_gaps: new_histogram(),
         }
     }
 }
 
 impl IntervalRecorder {
-    /// Records one completion; operations intended before `measure_start` belong to the warm-up.
-    pub fn record(&mut self, completion: &Completion, measure_start: Instant) {
-        let set = if completion.intended < measure_start {
+    /// The stats an operation intended at `intended` belongs to.
+    pub fn stats_for(
+        &mut self,
+        op: OpType,
+        intended: Instant,
+        measure_start: Instant,
+    ) -> &mut OpStats {
+        let set = if intended < measure_start {
             &mut self.warmup
         } else {
             &mut self.measured
         };
+        &mut set[op.index()]
+    }
+
+    /// Records one completion; operations intended before `measure_start` belong to the warm-up.
+    pub fn record(&mut self, completion: &Completion, measure_start: Instant) {
         if completion.intended >= measure_start {
             self.last_done = self.last_done.max(Some(completion.done));
         }
-        let stats = &mut set[completion.op.index()];
-        // Auto-resizing histograms accept any value; a timed-out operation is recorded like any other.
-        let _ = stats
-            .latency
-            .record(micros(completion.intended, completion.done));
-        let _ = stats
-            .service
-            .record(micros(completion.sent, completion.done));
-        stats.count += 1;
-        if let Some(kind) = completion.error {
-            stats.errors.add(kind);
+        let stats = self.stats_for(completion.op, completion.intended, measure_start);
+        // Auto-resizing histograms accept any value.
+        match completion.error {
+            None => {
+                let _ = stats
+                    .latency
+                    .record(micros(completion.intended, completion.done));
+                let _ = stats
+                    .service
+                    .record(micros(completion.sent, completion.done));
+                stats.count += 1;
+            }
+            Some(kind) => {
+                let _ = stats
+                    .failed_latency
+                    .record(micros(completion.intended, completion.done));
+                stats.errors.add(kind);
+            }
         }
-        if !completion.slot_limited {
+        let was_sent = completion.error != Some(ErrorKind::Unsent);
+        if was_sent && !completion.slot_limited {
             let _ = self
                 .lateness
                 .record(micros(completion.intended, completion.sent));
@@ -175,11 +238,13 @@ impl IntervalRecorder {
             into.warmup[i].merge_from(&self.warmup[i]);
             self.warmup[i].reset();
         }
-        into.concurrency_limited += self.concurrency_limited;
-        self.concurrency_limited = 0;
+        into.concurrency_limited += std::mem::take(&mut self.concurrency_limited);
+        into.reprepared += std::mem::take(&mut self.reprepared);
         into.last_done = into.last_done.max(self.last_done.take());
         let _ = into.lateness.add(&self.lateness);
         self.lateness.reset();
+        let _ = into.send_gaps.add(&self.send_gaps);
+        self.send_gaps.reset();
     }
 }
 
@@ -202,18 +267,48 @@ mod tests {
         };
         rec.record(&c, t0);
         let w = &rec.measured[OpType::Write.index()];
-        assert!((w.latency.max() as i64 - 1_000_000).abs() < 1000);
-        assert!((w.service.max() as i64 - 100_000).abs() < 100);
+        // A failed operation is not a successful latency: it has its own histogram.
+        assert_eq!((w.count, w.latency.len(), w.service.len()), (0, 0, 0));
+        assert!((w.failed_latency.max() as i64 - 1_000_000).abs() < 1000);
         // Sent 900 ms late with a free slot: that lateness is the client's own.
         assert!((rec.lateness.max() as i64 - 900_000).abs() < 1000);
         assert_eq!(w.errors.timeout, 1);
+        let ok = Completion { error: None, ..c };
+        rec.record(&ok, t0);
+        let w = &rec.measured[OpType::Write.index()];
+        assert_eq!((w.count, w.errors.total()), (1, 1));
+        assert!((w.latency.max() as i64 - 1_000_000).abs() < 1000);
+        assert!((w.service.max() as i64 - 100_000).abs() < 100);
         assert_eq!(rec.measured[OpType::Read.index()].count, 0);
         // An operation intended before the measured phase belongs to the warm-up.
         rec.record(&c, t0 + Duration::from_millis(1));
-        assert_eq!(rec.warmup[OpType::Write.index()].count, 1);
+        assert_eq!(rec.warmup[OpType::Write.index()].errors.timeout, 1);
         let mut total = IntervalRecorder::default();
         rec.drain_into(&mut total);
         assert_eq!(total.measured[1].count, 1);
         assert_eq!(rec.measured[1].count, 0);
+    }
+
+    #[test]
+    fn unsent_operations_are_failures_without_client_lateness() {
+        let t0 = Instant::now();
+        let mut rec = IntervalRecorder::default();
+        let gave_up = t0 + Duration::from_secs(12);
+        rec.record(
+            &Completion {
+                op: OpType::Read,
+                intended: t0,
+                sent: gave_up,
+                done: gave_up,
+                error: Some(ErrorKind::Unsent),
+                slot_limited: false,
+            },
+            t0,
+        );
+        let r = &rec.measured[OpType::Read.index()];
+        assert_eq!(r.errors.unsent, 1);
+        assert!(r.failed_latency.max() >= 12_000_000 - 12_000);
+        assert!(rec.lateness.is_empty());
+        assert_eq!(r.errors.describe(), "1 failed: unsent 1");
     }
 }

@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cqlbench_cql::{
-    self as cql, classify_error, error_code, parse_header, ConnectOptions, ErrorClass,
-    ExecuteFrame, Opcode, Stream, HEADER_LEN, MAX_STREAMS,
+    self as cql, classify_error, error_code, parse_header, parse_prepared, replace_execute_id,
+    write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode, Stream, HEADER_LEN,
+    MAX_STREAMS,
 };
 
 use crate::poll::{self, Epoll};
@@ -64,7 +65,11 @@ pub struct Pending {
     pub op: OpType,
     pub intended: Option<Instant>,
     pub sent: Instant,
+    /// A reply after this is a timeout, however it reads.
+    pub deadline: Instant,
     pub slot_limited: bool,
+    /// Already re-sent once after an UNPREPARED answer (a second one fails the operation).
+    pub reprepared: bool,
 }
 
 impl Pending {
@@ -84,14 +89,18 @@ impl Pending {
 enum SlotState {
     Free,
     Busy(Pending),
+    /// A PREPARE of this operation type's statement, sent after the server forgot it.
+    Preparing(OpType),
     /// Timed out (already recorded); the stream id stays taken until the late answer arrives.
     Orphan,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Slot {
     generation: u32,
     state: SlotState,
+    /// The request as sent, kept for a re-send after a re-prepare (the buffer is reused).
+    request: Vec<u8>,
 }
 
 type Reconnect = JoinHandle<Result<(Stream, Ids), cql::CqlError>>;
@@ -100,6 +109,8 @@ type Reconnect = JoinHandle<Result<(Stream, Ids), cql::CqlError>>;
 struct Conn {
     node: usize,
     stream: Option<Stream>,
+    /// The prepared ids this connection's node knows the statements by.
+    ids: Ids,
     out: Vec<u8>,
     out_at: usize,
     inbuf: Vec<u8>,
@@ -112,18 +123,25 @@ struct Conn {
     /// Requests sent and not yet answered nor timed out.
     live: usize,
     wants_writable: bool,
-    /// The server forgot a prepared statement: reconnect, which prepares again.
-    needs_reconnect: bool,
+    /// Per operation type: operations (stream id, slot generation) waiting for a re-prepare.
+    awaiting_prepare: [Vec<(u16, u32)>; 2],
+    /// Operations re-sent after a re-prepare, not yet handed to the recorder.
+    reprepared: u64,
     reconnect: Option<Reconnect>,
     retry_at: Option<Instant>,
 }
 
 impl Conn {
-    fn new(node: usize, stream: Option<Stream>) -> Conn {
-        let stream_is_down = stream.is_none();
+    fn new(node: usize, opened: Option<(Stream, Ids)>) -> Conn {
+        let stream_is_down = opened.is_none();
+        let (stream, ids) = match opened {
+            Some((stream, ids)) => (Some(stream), ids),
+            None => (None, Ids::default()),
+        };
         Conn {
             node,
             stream,
+            ids,
             out: Vec::with_capacity(16 * 1024),
             out_at: 0,
             inbuf: vec![0; 64 * 1024],
@@ -134,7 +152,8 @@ impl Conn {
             deadlines: VecDeque::new(),
             live: 0,
             wants_writable: false,
-            needs_reconnect: false,
+            awaiting_prepare: Default::default(),
+            reprepared: 0,
             reconnect: None,
             retry_at: stream_is_down.then(Instant::now),
         }
@@ -156,6 +175,7 @@ impl Conn {
             self.slots.push(Slot {
                 generation: 0,
                 state: SlotState::Free,
+                request: Vec::new(),
             });
             return Some((self.slots.len() - 1) as u16);
         }
@@ -170,19 +190,88 @@ impl Conn {
     }
 
     /// Queues `frame` (a complete EXECUTE with stream id 0) under a fresh stream id.
-    fn start(&mut self, frame: &[u8], pending: Pending, timeout: Duration) -> bool {
+    fn start(&mut self, frame: &[u8], pending: Pending) -> bool {
         let Some(id) = self.take_slot() else {
             return false;
         };
-        let at = self.out.len();
-        self.out.extend_from_slice(frame);
-        self.out[at + 2..at + 4].copy_from_slice(&(id as i16).to_be_bytes());
         let slot = &mut self.slots[id as usize];
+        slot.request.clear();
+        slot.request.extend_from_slice(frame);
+        slot.request[2..4].copy_from_slice(&(id as i16).to_be_bytes());
         slot.state = SlotState::Busy(pending);
+        self.out.extend_from_slice(&slot.request);
         self.deadlines
-            .push_back((pending.sent + timeout, id, slot.generation));
+            .push_back((pending.deadline, id, slot.generation));
         self.live += 1;
         true
+    }
+
+    /// The server answered that it does not know `op`'s prepared statement: keep the operation
+    /// waiting (its deadline still runs) and prepare the statement again on this connection, once
+    /// however many operations are waiting.
+    fn await_prepare(
+        &mut self,
+        id: u16,
+        op: OpType,
+        statements: &[String; 2],
+        completed: &mut Vec<Completion>,
+    ) {
+        let generation = self.slots[id as usize].generation;
+        let waiting = &mut self.awaiting_prepare[op.index()];
+        waiting.push((id, generation));
+        if waiting.len() > 1 {
+            return; // a PREPARE is already on its way
+        }
+        match self.take_slot() {
+            Some(prepare) => {
+                self.slots[prepare as usize].state = SlotState::Preparing(op);
+                write_prepare(&mut self.out, prepare as i16, &statements[op.index()]);
+            }
+            None => self.fail_awaiting(op, Instant::now(), completed),
+        }
+    }
+
+    /// The statement is prepared again (under `prepared`): re-send the waiting operations under their
+    /// own stream ids, which stayed taken.
+    fn resend_awaiting(&mut self, op: OpType, prepared: Vec<u8>) {
+        self.ids[op.index()] = prepared;
+        for (id, generation) in std::mem::take(&mut self.awaiting_prepare[op.index()]) {
+            let slot = &mut self.slots[id as usize];
+            if slot.generation != generation {
+                continue;
+            }
+            match slot.state {
+                SlotState::Busy(mut pending) => {
+                    pending.reprepared = true;
+                    slot.state = SlotState::Busy(pending);
+                    replace_execute_id(&mut slot.request, &self.ids[op.index()]);
+                    self.out.extend_from_slice(&slot.request);
+                    self.reprepared += 1;
+                }
+                // Timed out while waiting: no answer will come for it any more.
+                SlotState::Orphan => self.release(id),
+                SlotState::Free | SlotState::Preparing(_) => {}
+            }
+        }
+    }
+
+    /// The re-prepare failed: the operations waiting for it fail now.
+    fn fail_awaiting(&mut self, op: OpType, now: Instant, completed: &mut Vec<Completion>) {
+        for (id, generation) in std::mem::take(&mut self.awaiting_prepare[op.index()]) {
+            let slot = &self.slots[id as usize];
+            if slot.generation != generation {
+                continue;
+            }
+            match slot.state {
+                SlotState::Busy(pending) => {
+                    completed.push(pending.complete(now, Some(ErrorKind::Other)));
+                    self.live -= 1;
+                    self.release(id);
+                }
+                SlotState::Orphan => self.release(id),
+                SlotState::Free | SlotState::Preparing(_) => {}
+            }
+        }
     }
 
     /// Writes queued bytes; `Ok(false)` when the socket is full.
@@ -205,7 +294,12 @@ impl Conn {
     }
 
     /// Reads what arrived and completes the answered operations at `now`.
-    fn read(&mut self, now: Instant, completed: &mut Vec<Completion>) -> io::Result<()> {
+    fn read(
+        &mut self,
+        now: Instant,
+        statements: &[String; 2],
+        completed: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         loop {
             if self.in_end == self.inbuf.len() {
                 if self.in_start > 0 {
@@ -226,7 +320,7 @@ impl Conn {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
                     self.in_end += n;
-                    self.parse(now, completed)?;
+                    self.parse(now, statements, completed)?;
                     // Level-triggered epoll reports plain sockets again if more is waiting; TLS may
                     // hold decrypted bytes the socket no longer shows, so read those until empty.
                     if !tls && n < space {
@@ -240,7 +334,12 @@ impl Conn {
         }
     }
 
-    fn parse(&mut self, now: Instant, completed: &mut Vec<Completion>) -> io::Result<()> {
+    fn parse(
+        &mut self,
+        now: Instant,
+        statements: &[String; 2],
+        completed: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
         while let Some(header) = parse_header(&self.inbuf[self.in_start..self.in_end]) {
             if !header.is_response() || header.length > MAX_FRAME {
@@ -250,31 +349,47 @@ impl Conn {
                 break;
             }
             let body = &self.inbuf[self.in_start + HEADER_LEN..self.in_start + header.frame_len()];
-            let outcome = if header.opcode == Opcode::Error as u8 {
-                Some(error_code(header.flags, body).map_or(ErrorClass::Other, classify_error))
-            } else {
-                None
+            let is_error = header.opcode == Opcode::Error as u8;
+            let outcome = is_error
+                .then(|| error_code(header.flags, body).map_or(ErrorClass::Other, classify_error));
+            let id = header.stream;
+            let state = (id >= 0)
+                .then(|| self.slots.get(id as usize).map(|slot| slot.state))
+                .flatten();
+            // Only a re-prepare's answer needs its body beyond the error code.
+            let prepared = match state {
+                Some(SlotState::Preparing(_)) if !is_error => {
+                    Some(parse_prepared(header.flags, body).map(|p| p.id))
+                }
+                _ => None,
             };
             self.in_start += header.frame_len();
-            if header.stream < 0 || header.stream as usize >= self.slots.len() {
+            let Some(state) = state else {
                 continue; // events, or nothing of ours
-            }
-            let id = header.stream as u16;
-            match self.slots[id as usize].state {
+            };
+            let id = id as u16;
+            match state {
                 SlotState::Busy(pending) => {
-                    let error = outcome.map(|class| match class {
-                        ErrorClass::Timeout => ErrorKind::Timeout,
-                        ErrorClass::Unavailable => ErrorKind::Unavailable,
-                        ErrorClass::Overloaded => ErrorKind::Overloaded,
-                        ErrorClass::Unprepared => {
-                            self.needs_reconnect = true;
-                            ErrorKind::Other
-                        }
-                        ErrorClass::Other => ErrorKind::Other,
-                    });
-                    completed.push(pending.complete(now, error));
+                    if outcome == Some(ErrorClass::Unprepared) && !pending.reprepared {
+                        self.await_prepare(id, pending.op, statements, completed);
+                        continue;
+                    }
+                    let completion = if now > pending.deadline {
+                        // The answer came after the timeout: the user saw a timeout.
+                        pending.complete(pending.deadline, Some(ErrorKind::Timeout))
+                    } else {
+                        pending.complete(now, outcome.map(error_kind))
+                    };
+                    completed.push(completion);
                     self.live -= 1;
                     self.release(id);
+                }
+                SlotState::Preparing(op) => {
+                    self.release(id);
+                    match prepared {
+                        Some(Ok(prepared)) => self.resend_awaiting(op, prepared),
+                        _ => self.fail_awaiting(op, now, completed),
+                    }
                 }
                 SlotState::Orphan => self.release(id),
                 SlotState::Free => {}
@@ -317,6 +432,7 @@ impl Conn {
                 completed.push(p.complete(now, Some(ErrorKind::Other)));
             }
         }
+        self.awaiting_prepare = Default::default();
         self.stream = None; // closing the socket also removes it from epoll
         self.slots.clear();
         self.free.clear();
@@ -327,8 +443,16 @@ impl Conn {
         self.in_end = 0;
         self.live = 0;
         self.wants_writable = false;
-        self.needs_reconnect = false;
         self.retry_at = Some(now);
+    }
+}
+
+fn error_kind(class: ErrorClass) -> ErrorKind {
+    match class {
+        ErrorClass::Timeout => ErrorKind::Timeout,
+        ErrorClass::Unavailable => ErrorKind::Unavailable,
+        ErrorClass::Overloaded => ErrorKind::Overloaded,
+        ErrorClass::Unprepared | ErrorClass::Other => ErrorKind::Other,
     }
 }
 
@@ -354,16 +478,10 @@ impl ThreadConns {
             for _ in 0..per_node {
                 match open(*addr, config) {
                     // Cassandra and ScyllaDB derive a prepared id from the statement and keyspace,
-                    // so every node gives the same one; a connection that does not is left down.
-                    Ok((stream, got)) if ids.as_ref().is_none_or(|known| *known == got) => {
-                        ids.get_or_insert(got);
-                        conns.push(Conn::new(node, Some(stream)));
-                    }
-                    Ok(_) => {
-                        last_error = Some(cql::CqlError::Protocol(format!(
-                            "{addr} gave a different prepared statement id"
-                        )));
-                        conns.push(Conn::new(node, None));
+                    // so nodes normally agree; each connection keeps its own ids all the same.
+                    Ok((stream, got)) => {
+                        ids.get_or_insert_with(|| got.clone());
+                        conns.push(Conn::new(node, Some((stream, got))));
                     }
                     Err(e) => {
                         last_error = Some(e);
@@ -442,7 +560,14 @@ impl ThreadConns {
         let key = bind(&mut execute);
         execute.finish();
         let sent = match self.route(&config.topology, &frame[key]) {
-            Some(i) => self.conns[i].start(&frame, pending, config.request_timeout),
+            Some(i) => {
+                let conn = &mut self.conns[i];
+                let id = &conn.ids[pending.op.index()];
+                if *id != self.ids[pending.op.index()] {
+                    replace_execute_id(&mut frame, id);
+                }
+                conn.start(&frame, pending)
+            }
             None => false,
         };
         self.frame = frame;
@@ -496,14 +621,40 @@ impl Schedule<'_> {
 pub struct LoopIo<'a> {
     pub stop: &'a AtomicBool,
     pub recorder: &'a Mutex<IntervalRecorder>,
+    /// Rate mode: the relative number of this thread's next operation not yet released, kept up to
+    /// date so that the thread's unsent share can be accounted even if the loop dies.
+    pub progress: &'a AtomicU64,
+    /// Test hook (fault injection): panic after releasing this many operations.
+    pub panic_after: Option<u64>,
+}
+
+impl LoopIo<'_> {
+    /// The recorder, also after a panic poisoned its lock (its counts are still whole: every update
+    /// under the lock is a plain addition).
+    fn recorder(&self) -> std::sync::MutexGuard<'_, IntervalRecorder> {
+        self.recorder.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// How a thread's loop ended.
+#[derive(Debug, Default)]
 pub struct LoopOutcome {
-    /// Scheduled operations never sent (the phase was stopped or the server fell too far behind).
+    /// Scheduled operations that were due but never sent (the phase was stopped or the server fell
+    /// too far behind); each is also recorded as a failure of kind `unsent`.
     pub unsent: u64,
+    /// Scheduled operations not yet due when the run was stopped (not part of the result).
+    pub cancelled: u64,
     /// A failure of the loop itself (not of operations), e.g. epoll could not be set up.
     pub failure: Option<String>,
+}
+
+/// What the loop counts between two hand-overs to the recorder (taken under one lock).
+#[derive(Default)]
+struct Tally {
+    /// Released operations by [phase (0 warm-up, 1 measured)][operation type].
+    released: [[u64; 2]; 2],
+    concurrency_limited: u64,
+    send_gaps: Vec<u64>,
 }
 
 /// Runs one thread's share of a phase to its end. `op_type` names the operation type of an index;
@@ -516,13 +667,13 @@ pub fn run_loop(
     op_type: impl Fn(u64) -> OpType,
     mut bind: impl FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
 ) -> LoopOutcome {
+    io.progress.store(schedule.thread, Ordering::Relaxed);
     let mut epoll = match Epoll::new() {
         Ok(e) => e,
         Err(e) => {
-            return LoopOutcome {
-                unsent: 0,
-                failure: Some(format!("epoll: {e}")),
-            }
+            let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
+            outcome.failure = Some(format!("epoll: {e}"));
+            return outcome;
         }
     };
     // The kernel may wake this thread up to 10 µs after an operation is due (50 µs by default).
@@ -536,6 +687,9 @@ pub fn run_loop(
     let phase = schedule.phase;
     let interval_nanos = phase.rate.map(|rate| 1e9 / rate);
     let mut completed: Vec<Completion> = Vec::with_capacity(256);
+    let mut tally = Tally::default();
+    let mut last_release: Option<Instant> = None;
+    let mut released_total = 0u64;
     // Rate mode: relative number (within the phase, over all threads) of this thread's next operation.
     let mut cursor = schedule.thread;
     let mut claimed: Option<u64> = None;
@@ -543,16 +697,13 @@ pub fn run_loop(
     let mut blocked = false;
     loop {
         let now = Instant::now();
-        // Connections first: failed ones are dropped or reconnected, timed-out requests completed
-        // (freeing their slots before sending), and the earliest remaining deadline noted.
+        // Connections first: failed ones are reconnected, timed-out requests completed (freeing
+        // their slots before sending), and the earliest remaining deadline noted.
         let mut wake = now + STOP_POLL;
         let mut reconnecting = false;
         for (i, conn) in conns.conns.iter_mut().enumerate() {
-            if conn.needs_reconnect {
-                conn.fail(now, &mut completed);
-            }
             if !conn.is_up() {
-                maintain(config, &epoll, i, conn, &conns.ids, now);
+                maintain(config, &epoll, i, conn, now);
                 reconnecting |= !conn.is_up();
             }
             if let Some(deadline) = conn.expire(now, &mut completed) {
@@ -613,13 +764,11 @@ pub fn run_loop(
                     op,
                     intended,
                     sent: now,
+                    deadline: now + config.request_timeout,
                     slot_limited,
+                    reprepared: false,
                 };
-                if slot_limited {
-                    if let Ok(mut r) = io.recorder.lock() {
-                        r.concurrency_limited += 1;
-                    }
-                }
+                tally.concurrency_limited += u64::from(slot_limited);
                 if conns.send(config, pending, |f| bind(index, op, f)) {
                     sent_any = true;
                 } else {
@@ -631,10 +780,24 @@ pub fn run_loop(
                     }
                     completed.push(pending.complete(now, Some(ErrorKind::Other)));
                 }
+                let measured = intended.unwrap_or(now) >= phase.measure_start;
+                tally.released[usize::from(measured)][op.index()] += 1;
+                released_total += 1;
                 match interval_nanos {
-                    Some(_) => cursor += phase.threads,
+                    Some(_) => {
+                        cursor += phase.threads;
+                        io.progress.store(cursor, Ordering::Relaxed);
+                    }
                     None => claimed = None,
                 }
+                if io.panic_after.is_some_and(|n| released_total >= n) {
+                    panic!("fault injected by CQLBENCH_FAULT_PANIC_THREAD after {released_total} operations");
+                }
+            }
+        }
+        if sent_any && interval_nanos.is_some() {
+            if let Some(previous) = last_release.replace(now) {
+                tally.send_gaps.push(micros_between(previous, now));
             }
         }
         for (i, conn) in conns.conns.iter_mut().enumerate() {
@@ -642,7 +805,7 @@ pub fn run_loop(
                 flush(&epoll, i, conn, now, &mut completed);
             }
         }
-        record(io, phase.measure_start, &mut completed);
+        record(io, phase.measure_start, conns, &mut completed, &mut tally);
         if (exhausted || stopping) && conns.live() == 0 {
             break;
         }
@@ -665,10 +828,9 @@ pub fn run_loop(
         let ready_count = match epoll.wait(Some(timeout)) {
             Ok(n) => n,
             Err(e) => {
-                return LoopOutcome {
-                    unsent: 0,
-                    failure: Some(format!("epoll_wait: {e}")),
-                }
+                let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
+                outcome.failure = Some(format!("epoll_wait: {e}"));
+                return outcome;
             }
         };
         let now = Instant::now();
@@ -681,32 +843,136 @@ pub fn run_loop(
             if ready.writable() {
                 flush(&epoll, i, conn, now, &mut completed);
             }
-            if ready.readable() && conn.read(now, &mut completed).is_err() {
+            if ready.readable() && conn.read(now, &config.statements, &mut completed).is_err() {
                 conn.fail(now, &mut completed);
             }
         }
-        record(io, phase.measure_start, &mut completed);
+        record(io, phase.measure_start, conns, &mut completed, &mut tally);
     }
-    let unsent = match (interval_nanos, phase.count) {
-        (Some(_), Some(count)) if cursor < count => (count - cursor).div_ceil(phase.threads),
-        _ => 0,
-    };
-    LoopOutcome {
-        unsent,
-        failure: None,
-    }
+    account_unsent(schedule, io, &op_type, Instant::now())
 }
 
-fn record(io: &LoopIo, measure_start: Instant, completed: &mut Vec<Completion>) {
+fn micros_between(from: Instant, to: Instant) -> u64 {
+    to.saturating_duration_since(from).as_micros().max(1) as u64
+}
+
+/// Ends a loop that cannot go on (a panic, or epoll failing): the operations in flight fail now and
+/// the thread's remaining due operations are accounted as unsent.
+pub fn give_up(
+    conns: &mut ThreadConns,
+    schedule: &Schedule,
+    io: &LoopIo,
+    op_type: &impl Fn(u64) -> OpType,
+    now: Instant,
+) -> LoopOutcome {
+    let mut completed = Vec::new();
+    for conn in &mut conns.conns {
+        conn.fail(now, &mut completed);
+    }
+    record(
+        io,
+        schedule.phase.measure_start,
+        conns,
+        &mut completed,
+        &mut Tally::default(),
+    );
+    account_unsent(schedule, io, op_type, now)
+}
+
+/// Records this thread's scheduled operations that were due by `now` but never sent as failures of
+/// kind `unsent`, with the latency they had reached when the run gave up on them; the ones not yet
+/// due are only counted (`cancelled`).
+fn account_unsent(
+    schedule: &Schedule,
+    io: &LoopIo,
+    op_type: &impl Fn(u64) -> OpType,
+    now: Instant,
+) -> LoopOutcome {
+    let phase = schedule.phase;
+    let (Some(rate), Some(count)) = (phase.rate, phase.count) else {
+        return LoopOutcome::default();
+    };
+    let nanos = 1e9 / rate;
+    let mut outcome = LoopOutcome::default();
+    let mut cursor = io.progress.load(Ordering::Relaxed);
+    let mut batch = Vec::with_capacity(4096);
+    while cursor < count {
+        let intended = schedule.release_time(cursor, nanos);
+        if intended > now {
+            outcome.cancelled += (count - cursor).div_ceil(phase.threads);
+            break;
+        }
+        let op = op_type(phase.base + cursor);
+        batch.push(Completion {
+            op,
+            intended,
+            sent: now,
+            done: now,
+            error: Some(ErrorKind::Unsent),
+            slot_limited: false,
+        });
+        outcome.unsent += 1;
+        cursor += phase.threads;
+        if batch.len() == batch.capacity() {
+            record_completions(io, phase.measure_start, &mut batch);
+        }
+    }
+    record_completions(io, phase.measure_start, &mut batch);
+    io.progress.store(cursor, Ordering::Relaxed);
+    outcome
+}
+
+fn record_completions(io: &LoopIo, measure_start: Instant, completed: &mut Vec<Completion>) {
     if completed.is_empty() {
         return;
     }
-    if let Ok(mut r) = io.recorder.lock() {
-        for c in completed.iter() {
-            r.record(c, measure_start);
-        }
+    let mut r = io.recorder();
+    for c in completed.iter() {
+        r.record(c, measure_start);
     }
     completed.clear();
+}
+
+/// Hands what the loop measured since the last call to the recorder, under one lock.
+fn record(
+    io: &LoopIo,
+    measure_start: Instant,
+    conns: &mut ThreadConns,
+    completed: &mut Vec<Completion>,
+    tally: &mut Tally,
+) {
+    let reprepared: u64 = conns
+        .conns
+        .iter_mut()
+        .map(|c| std::mem::take(&mut c.reprepared))
+        .sum();
+    let nothing_counted = tally.released == [[0; 2]; 2]
+        && tally.concurrency_limited == 0
+        && tally.send_gaps.is_empty()
+        && reprepared == 0;
+    if completed.is_empty() && nothing_counted {
+        return;
+    }
+    let mut r = io.recorder();
+    for c in completed.iter() {
+        r.record(c, measure_start);
+    }
+    completed.clear();
+    for (phase, by_op) in tally.released.iter_mut().enumerate() {
+        for (op, n) in by_op.iter_mut().enumerate() {
+            let set = if phase == 1 {
+                &mut r.measured
+            } else {
+                &mut r.warmup
+            };
+            set[op].sent += std::mem::take(n);
+        }
+    }
+    r.concurrency_limited += std::mem::take(&mut tally.concurrency_limited);
+    r.reprepared += reprepared;
+    for gap in tally.send_gaps.drain(..) {
+        let _ = r.send_gaps.record(gap);
+    }
 }
 
 /// Writes a connection's queued requests, asking epoll for writability while the socket is full.
@@ -732,24 +998,19 @@ fn flush(epoll: &Epoll, i: usize, conn: &mut Conn, now: Instant, completed: &mut
 }
 
 /// Reconnects a broken connection in the background, so that a slow or stopped node never holds up
-/// the thread's schedule.
-fn maintain(
-    config: &WireConfig,
-    epoll: &Epoll,
-    i: usize,
-    conn: &mut Conn,
-    ids: &Ids,
-    now: Instant,
-) {
+/// the thread's schedule. A node that comes back may know the statements under other ids: the
+/// connection takes the ids it was given.
+fn maintain(config: &WireConfig, epoll: &Epoll, i: usize, conn: &mut Conn, now: Instant) {
     if conn.reconnect.as_ref().is_some_and(JoinHandle::is_finished) {
         let result = conn.reconnect.take().map(JoinHandle::join);
         match result {
-            Some(Ok(Ok((stream, got)))) if &got == ids => {
+            Some(Ok(Ok((stream, ids)))) => {
                 if epoll
                     .add(stream.as_raw_fd(), i as u64, poll::READABLE)
                     .is_ok()
                 {
                     conn.stream = Some(stream);
+                    conn.ids = ids;
                     conn.retry_at = None;
                     return;
                 }

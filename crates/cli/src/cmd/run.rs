@@ -29,13 +29,32 @@ How latency is measured:
   too. If the server cannot keep up, the output says so (offered vs achieved); the load
   is never quietly lowered.
 
+Successful and failed operations are kept apart:
+  count, latencies, achieved rate and the windowed p99s are of SUCCESSFUL operations only.
+  Failed ones are counted by kind (errors.timeout, unavailable, overloaded, other, unsent)
+  and have their own latency (failed_latency_ms: intended start to the moment the failure
+  was known: a timeout at its deadline, a refused connection at once). An operation due on
+  the schedule but never sent (the server fell too far behind, or the run was stopped) is
+  a failure of kind `unsent`, its latency its age when the run gave up on it: nothing on
+  the schedule is left out. 'kept the target rate' means the successful rate is within 1 %
+  of the target AND nothing failed. Operations are never retried; one that meets a server
+  that forgot the prepared statement is re-prepared and re-sent once (the extra round trip
+  counts in its latency).
+
 Output (in -o DIR, written as the run goes; Ctrl-C keeps everything measured so far):
-  summary.json     rate offered/achieved, per op type count, errors by kind, latency
-                   and service-time percentiles, average and max of the per-window p99
-                   (--p99-window, 10 s)
-  intervals.csv    one row per second per op type
-  OP.hlog          HdrHistogram interval log of corrected latency (microseconds)
-  OP.service.hlog  the same for service time
+  summary.json      ops.TYPE.count (successful), ops.TYPE.errors.KIND (failed), latency,
+                    service-time and failed-latency percentiles, average (weighted by window
+                    length) and max of the per-window p99 (--p99-window, 10 s; the last
+                    window counts whatever its length; null when nothing succeeded), rate
+                    offered/achieved, status (complete, interrupted, failed + failure)
+  intervals.csv     one row per second per phase and op type; elapsed_s counts from the
+                    measured start (negative in the warm-up); sent_ops_s is what the client
+                    really released, scheduled_all_ops_s what the schedule asked for
+  OP.hlog           HdrHistogram interval log of corrected latency of successful ops (us)
+  OP.service.hlog   the same for service time
+  OP.failed.hlog    the same for failed operations (unsent included)
+
+A client thread that fails stops the run: summary.json says why, exit code is 1.
 
 Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
 never the command line.";

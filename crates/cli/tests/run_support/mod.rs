@@ -132,7 +132,7 @@ pub fn hlog_total(path: &Path) -> Histogram<u64> {
     total
 }
 
-fn base64_decode(text: &str) -> Vec<u8> {
+pub fn base64_decode(text: &str) -> Vec<u8> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = Vec::new();
     let mut buffer = 0u32;
@@ -156,4 +156,43 @@ pub fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
     }
     cur.as_f64()
         .unwrap_or_else(|| panic!("summary.json has no number at {path}: {v}"))
+}
+
+/// Runs one CQL statement on `host` with the scylla driver (outside cqlbench's own code path).
+pub fn execute_cql(host: &str, cql: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let session = scylla::client::session_builder::SessionBuilder::new()
+            .known_node(host)
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+        let mut statement = scylla::statement::unprepared::Statement::new(cql);
+        statement.set_request_timeout(Some(std::time::Duration::from_secs(60)));
+        session
+            .query_unpaged(statement, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    });
+}
+
+/// The quantile `q` of a `.hlog` file's whole content, in milliseconds.
+pub fn hlog_quantile_ms(path: &Path, q: f64) -> f64 {
+    hlog_total(path).value_at_quantile(q) as f64 / 1000.0
+}
+
+/// Sums the successful and failed operations of every op type in summary.json.
+pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
+    let mut ok = 0.0;
+    let mut failed = 0.0;
+    for op in ["read", "write"] {
+        if summary["ops"][op].is_null() {
+            continue;
+        }
+        ok += f64_at(summary, &format!("ops.{op}.count"));
+        for kind in ["timeout", "unavailable", "overloaded", "other", "unsent"] {
+            failed += f64_at(summary, &format!("ops.{op}.errors.{kind}"));
+        }
+    }
+    (ok, failed)
 }
