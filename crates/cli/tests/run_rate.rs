@@ -20,6 +20,10 @@ fn run_at(node: &TestNode, rate: u32, out: &std::path::Path) -> serde_json::Valu
         &rate_text,
         "-r",
         "0.5",
+        // Room for 400 ms of operations in flight at 5000 ops/s: a server hiccup must not hold the
+        // schedule back through the in-flight limit, so what is sent is the client's doing alone.
+        "-c",
+        "1000",
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -63,34 +67,56 @@ fn check_rate(summary: &serde_json::Value, rate: f64, out: &std::path::Path) {
         (20..=22).contains(&measured_rows),
         "{measured_rows} per-second write rows"
     );
+    assert_eq!(
+        f64_at(summary, "client.concurrency_limited_ops"),
+        0.0,
+        "the in-flight limit held the schedule back"
+    );
     every_full_second_sends_the_rate(&csv, rate);
     sends_are_spaced_as_the_tick_says(summary, rate);
 }
 
 /// What the client really released, second by second (not what the schedule says it should have):
-/// within 1% of the target in every second the schedule covers in full.
+/// within 1% of the target in every second the schedule covers in full. Only a stall of the client
+/// itself (it reports its own worst lateness in each row, e.g. when this shared machine is busy) may
+/// move sends across a second's boundary: at most that many milliseconds' worth, which is allowed on
+/// top of the 1%.
 fn every_full_second_sends_the_rate(csv: &str, rate: f64) {
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
     let (sent, scheduled) = (column("sent_ops_s"), column("scheduled_all_ops_s"));
-    let mut seconds: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    let lag = column("client_hiccup_max_ms");
+    // Per second: sends, what the schedule covered, the client's own worst lateness.
+    let mut seconds: std::collections::BTreeMap<String, (f64, f64, f64)> = Default::default();
     for line in csv.lines().filter(|l| l.contains(",measured,")) {
         let f: Vec<&str> = line.split(',').collect();
         let entry = seconds.entry(f[0].to_string()).or_default();
         entry.0 += f[sent].parse::<f64>().unwrap();
         entry.1 = f[scheduled].parse().unwrap();
+        entry.2 = f[lag].parse().unwrap();
     }
-    let full: Vec<_> = seconds
+    let mut ordered: Vec<(f64, f64, f64, f64)> = seconds
         .iter()
-        .filter(|(_, (_, scheduled))| (scheduled - rate).abs() < 1e-6)
+        .map(|(end, &(sent, scheduled, lag))| (end.parse().unwrap(), sent, scheduled, lag))
         .collect();
-    assert!(full.len() >= 18, "{} full seconds\n{csv}", full.len());
-    for (end, (sent, _)) in full {
+    ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut judged = 0;
+    for k in 0..ordered.len() {
+        let (end, sent, scheduled, lag) = ordered[k];
+        if (scheduled - rate).abs() > 1e-6 {
+            continue; // the schedule's first or last, partial second
+        }
+        // A stall late in one second shows as lateness of operations completed in the next one.
+        let stall_ms = ordered.get(k + 1).map_or(lag, |next| lag.max(next.3));
+        let allowed = rate * 0.01 + rate * stall_ms / 1000.0;
         assert!(
-            (sent - rate).abs() <= rate * 0.01,
-            "second ending at {end} s: sent {sent} ops/s for a target of {rate}\n{csv}"
+            (sent - rate).abs() <= allowed,
+            "second ending at {end} s: sent {sent} ops/s for a target of {rate} \
+             (client stall up to {stall_ms} ms)\n{csv}"
         );
+        judged += 1;
     }
+    assert!(judged >= 18, "{judged} full seconds\n{csv}");
 }
 
 /// Each client thread releases its operations in groups every `release_group x threads / rate`

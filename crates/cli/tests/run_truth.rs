@@ -29,13 +29,13 @@ fn stall_truth_and_unique_keys() {
         "-o",
         dir.path().join("warm").to_str().unwrap(),
     ]);
-    stall_shows_in_corrected_latency(&node, dir.path());
-    rows_equal_successful_writes(&node, dir.path());
-    seed_options_and_other_workloads(&node, dir.path());
-    overload_is_reported_not_hidden(&node, dir.path());
+    a_failed_client_thread_stops_the_run(&node, dir.path());
     unsent_operations_are_in_the_result(&node, dir.path());
     windows_include_the_last_seconds(&node, dir.path());
-    a_failed_client_thread_stops_the_run(&node, dir.path());
+    seed_options_and_other_workloads(&node, dir.path());
+    overload_is_reported_not_hidden(&node, dir.path());
+    rows_equal_successful_writes(&node, dir.path());
+    stall_shows_in_corrected_latency(&node, dir.path());
     datacenter_must_exist(&node, dir.path());
 }
 
