@@ -2,4 +2,5 @@
 
 pub mod cluster;
 pub mod gc;
+pub mod report;
 pub mod run;

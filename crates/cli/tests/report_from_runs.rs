@@ -1,0 +1,177 @@
+//! `cqlbench report` over real runs: a campaign-shaped directory (2 configurations x 2 rates, each
+//! cell a real `cqlbench run` against a real node). Every number of the four seed tables in
+//! report.md and report.html is checked against the cells' own summary.json by code that does not
+//! share the report's path; the page is self-contained and has its charts.
+
+mod run_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use run_support::{cqlbench, cqlbench_ok, f64_at, one_line_error, read_summary, TestNode};
+
+const CONFIGS: [&str; 2] = ["G1 jdk17", "G1 again"];
+const RATES: [u32; 2] = [300, 600];
+
+/// The tables of report.md: title → config → values by column.
+fn markdown_tables(md: &str) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    let mut tables = BTreeMap::new();
+    let mut title = String::new();
+    for line in md.lines() {
+        if let Some(t) = line.strip_prefix("## ") {
+            title = t.to_string();
+            continue;
+        }
+        if !line.starts_with("| ") || line.starts_with("| ---") {
+            continue;
+        }
+        let cells: Vec<String> = line
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        let rows: &mut BTreeMap<String, Vec<String>> = tables.entry(title.clone()).or_default();
+        rows.insert(cells[0].clone(), cells[1..].to_vec());
+    }
+    tables
+}
+
+/// The seeds print two decimals with thousands grouped.
+fn seed_number(value: f64) -> String {
+    let text = format!("{value:.2}");
+    let (whole, fraction) = text.split_once('.').unwrap();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{grouped}.{fraction}")
+}
+
+#[test]
+fn report_tables_match_the_cells_and_the_page_stands_alone() {
+    let node = TestNode::start("report-runs", "127.0.4.129");
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = dir.path().join("campaign");
+    for config in CONFIGS {
+        for rate in RATES {
+            let out = campaign.join(config).join(rate.to_string());
+            cqlbench_ok(&[
+                "run",
+                "KeyValue",
+                "--host",
+                &node.host,
+                "--keyspace",
+                "report_runs",
+                "-d",
+                "3s",
+                "--rate",
+                &rate.to_string(),
+                "--p99-window",
+                "1s",
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+        }
+    }
+    // An unfinished cell (a campaign's temporary directory) is not part of the report.
+    std::fs::create_dir_all(campaign.join(CONFIGS[0]).join(".900.tmp")).unwrap();
+    let stdout = cqlbench_ok(&[
+        "report",
+        campaign.to_str().unwrap(),
+        "--order",
+        &CONFIGS.join(","),
+    ]);
+    assert!(stdout.contains("report.html"), "{stdout}");
+
+    let md = std::fs::read_to_string(campaign.join("report.md")).unwrap();
+    let tables = markdown_tables(&md);
+    let expected_columns: Vec<String> = RATES.iter().map(|r| format!("{r} ops/s")).collect();
+    let header = |title: &str, unit: &str| format!("{title} ({unit})");
+    for (title, unit) in [
+        ("Throughput", "ops/s"),
+        ("Writes Average p99", "ms"),
+        ("Reads Average p99", "ms"),
+        ("Max p99", "ms"),
+    ] {
+        let table = &tables[title];
+        assert_eq!(table[&header(title, unit)], expected_columns, "{title}");
+        for config in CONFIGS {
+            for (column, rate) in RATES.iter().enumerate() {
+                let summary = read_summary(&campaign.join(config).join(rate.to_string()));
+                let value = match title {
+                    "Throughput" => f64_at(&summary, "achieved_rate"),
+                    "Writes Average p99" => f64_at(&summary, "ops.write.avg_p99_ms"),
+                    "Reads Average p99" => f64_at(&summary, "ops.read.avg_p99_ms"),
+                    _ => f64_at(&summary, "ops.write.max_p99_ms")
+                        .max(f64_at(&summary, "ops.read.max_p99_ms")),
+                };
+                assert_eq!(
+                    table[config][column],
+                    seed_number(value),
+                    "{title}, {config} at {rate} ops/s\n{md}"
+                );
+            }
+        }
+    }
+    // Rows in the order asked for, as in the terminal.
+    let first = stdout.find(CONFIGS[0]).unwrap();
+    let second = stdout.find(CONFIGS[1]).unwrap();
+    assert!(first < second, "{stdout}");
+
+    // The page: the same tables, its charts, and nothing to fetch.
+    let html = std::fs::read_to_string(campaign.join("report.html")).unwrap();
+    for (title, rows) in &tables {
+        if title.starts_with("Percentiles") {
+            continue;
+        }
+        assert!(html.contains(&format!("data-title=\"{title}\"")), "{title}");
+        for (config, values) in rows {
+            let row = format!(
+                "<tr><td>{config}</td>{}</tr>",
+                values
+                    .iter()
+                    .map(|v| format!("<td>{v}</td>"))
+                    .collect::<String>()
+            );
+            if !config.contains('(') {
+                assert!(html.contains(&row), "{row} not in report.html");
+            }
+        }
+    }
+    // p99 (writes, reads), p99.9, offered/achieved, and one latency-over-time chart per cell.
+    assert_eq!(
+        html.matches("<svg").count(),
+        4 + CONFIGS.len() * RATES.len()
+    );
+    for fetch in ["<script", "src=", "href=", "@import", "url("] {
+        assert!(
+            !html.contains(fetch),
+            "report.html refers to something outside: {fetch}"
+        );
+    }
+    report_refusals(dir.path());
+}
+
+fn report_refusals(dir: &Path) {
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    one_line_error(
+        &mut run_support::cqlbench_command(&["report", empty.to_str().unwrap()]),
+        "no results in",
+    );
+    one_line_error(
+        &mut run_support::cqlbench_command(&["report", dir.join("missing").to_str().unwrap()]),
+        "is not a directory",
+    );
+    let broken = dir.join("broken").join("cfg").join("100");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("summary.json"), "{ not json").unwrap();
+    one_line_error(
+        &mut run_support::cqlbench_command(&["report", dir.join("broken").to_str().unwrap()]),
+        "is not a cqlbench summary",
+    );
+    assert!(!cqlbench(&["report"]).status.success());
+}

@@ -1,0 +1,231 @@
+//! Finding the cells of a campaign directory and reading their summaries.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use crate::ReportError;
+
+/// A cell's rate, as its directory names it: a number of operations per second, or a word such as
+/// `max` (an unthrottled run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateKey(pub String);
+
+impl RateKey {
+    pub fn ops_per_s(&self) -> Option<f64> {
+        self.0.parse().ok()
+    }
+
+    /// Column heading: `25000 ops/s`, or the word itself.
+    pub fn label(&self) -> String {
+        match self.ops_per_s() {
+            Some(rate) => format!("{} ops/s", group_thousands(rate)),
+            None => self.0.clone(),
+        }
+    }
+
+    /// Numbers ascending, then words alphabetically.
+    fn order(&self, other: &RateKey) -> Ordering {
+        match (self.ops_per_s(), other.ops_per_s()) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => self.0.cmp(&other.0),
+        }
+    }
+}
+
+/// `25000` → `25,000`; fractions keep two decimals.
+pub(crate) fn group_thousands(value: f64) -> String {
+    let text = if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    };
+    let (whole, fraction) = text
+        .split_once('.')
+        .map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
+    let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    match fraction {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    }
+}
+
+/// One run: a configuration at one rate (one repeat of it).
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub config: String,
+    pub rate: RateKey,
+    pub repeat: Option<String>,
+    pub dir: PathBuf,
+    pub summary: serde_json::Value,
+}
+
+impl Cell {
+    /// A number in summary.json by its dotted path (`ops.write.avg_p99_ms`); `None` where it is
+    /// absent or null (no successful operation).
+    pub fn number(&self, path: &str) -> Option<f64> {
+        path.split('.')
+            .try_fold(&self.summary, |value, key| value.get(key))
+            .and_then(serde_json::Value::as_f64)
+    }
+
+    /// The operation types this cell ran (`read`, `write`).
+    pub fn op_types(&self) -> Vec<String> {
+        self.summary["ops"]
+            .as_object()
+            .map(|ops| ops.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Every cell of one campaign directory, with its configurations and rates in order.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    pub dir: PathBuf,
+    pub configs: Vec<String>,
+    pub rates: Vec<RateKey>,
+    pub cells: Vec<Cell>,
+}
+
+impl Campaign {
+    /// The cells (repeats) of one configuration at one rate.
+    pub fn cells_at<'a>(
+        &'a self,
+        config: &'a str,
+        rate: &'a RateKey,
+    ) -> impl Iterator<Item = &'a Cell> {
+        self.cells
+            .iter()
+            .filter(move |c| c.config == config && &c.rate == rate)
+    }
+}
+
+/// Reads the cells below `dir`: `<config>/<rate>/summary.json` or `<config>/<rate>/<repeat>/summary.json`.
+/// Configurations come in `config_order` where given (the plan's order), the others after them by
+/// name; hidden and temporary directories (an unfinished cell) are skipped.
+pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportError> {
+    let mut cells = Vec::new();
+    for config in subdirectories(dir)? {
+        for rate in subdirectories(&config)? {
+            let summary = rate.join("summary.json");
+            if summary.is_file() {
+                cells.push(read_cell(&config, &rate, None, &summary)?);
+                continue;
+            }
+            for repeat in subdirectories(&rate)? {
+                let summary = repeat.join("summary.json");
+                if summary.is_file() {
+                    cells.push(read_cell(&config, &rate, Some(&repeat), &summary)?);
+                }
+            }
+        }
+    }
+    if cells.is_empty() {
+        return Err(ReportError::NoCells(dir.to_path_buf()));
+    }
+    let mut configs: Vec<String> = config_order
+        .iter()
+        .filter(|name| cells.iter().any(|c| &c.config == *name))
+        .cloned()
+        .collect();
+    let mut others: Vec<String> = cells
+        .iter()
+        .map(|c| c.config.clone())
+        .filter(|name| !configs.contains(name))
+        .collect();
+    others.sort();
+    others.dedup();
+    configs.extend(others);
+    let mut rates: Vec<RateKey> = Vec::new();
+    for cell in &cells {
+        if !rates.contains(&cell.rate) {
+            rates.push(cell.rate.clone());
+        }
+    }
+    rates.sort_by(RateKey::order);
+    Ok(Campaign {
+        dir: dir.to_path_buf(),
+        configs,
+        rates,
+        cells,
+    })
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .filter(|p| {
+            let name = name_of(p);
+            !name.starts_with('.') && !name.ends_with(".tmp") && !name.contains(".tmp-")
+        })
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+fn read_cell(
+    config: &Path,
+    rate: &Path,
+    repeat: Option<&Path>,
+    summary: &Path,
+) -> Result<Cell, ReportError> {
+    let text = std::fs::read_to_string(summary).map_err(|source| ReportError::Io {
+        path: summary.to_path_buf(),
+        source,
+    })?;
+    let bad = |reason: String| ReportError::BadSummary {
+        path: summary.to_path_buf(),
+        reason,
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if !value["ops"].is_object() || !value["achieved_rate"].is_number() {
+        return Err(bad("no `ops` or `achieved_rate`".into()));
+    }
+    Ok(Cell {
+        config: name_of(config),
+        rate: RateKey(name_of(rate)),
+        repeat: repeat.map(name_of),
+        dir: summary.parent().unwrap_or(rate).to_path_buf(),
+        summary: value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_sort_as_numbers_then_words() {
+        let mut rates: Vec<RateKey> = ["40000", "max", "5000", "25000"]
+            .iter()
+            .map(|r| RateKey(r.to_string()))
+            .collect();
+        rates.sort_by(RateKey::order);
+        let names: Vec<&str> = rates.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(names, ["5000", "25000", "40000", "max"]);
+        assert_eq!(RateKey("25000".into()).label(), "25,000 ops/s");
+        assert_eq!(group_thousands(24222.8), "24,222.80");
+        assert_eq!(group_thousands(999.0), "999");
+        assert_eq!(group_thousands(1234567.0), "1,234,567");
+    }
+}

@@ -1,0 +1,59 @@
+//! cqlbench-report: the seeds' tables and charts from the result directories of runs and campaigns.
+//!
+//! A campaign directory holds one cell per configuration and rate: `DIR/<config>/<rate>/summary.json`
+//! (or `DIR/<config>/<rate>/<repeat>/summary.json` with repeats), each written by `cqlbench run`. This
+//! crate reads the cells, builds the four tables of seed 000 (Throughput; Writes Average p99; Reads
+//! Average p99; Max p99 — config × rate) and the percentiles of every cell, and renders them as
+//! Markdown, as a self-contained HTML page with inline SVG charts (it opens offline: no script, no
+//! font, no request), and as plain text for the terminal.
+
+mod cells;
+mod html;
+mod markdown;
+mod svg;
+mod tables;
+
+pub use cells::{discover, Campaign, Cell, RateKey};
+pub use html::html;
+pub use markdown::{markdown, terminal};
+pub use tables::{seed_tables, Table};
+
+use std::path::{Path, PathBuf};
+
+/// Why a report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a cqlbench summary: {reason}")]
+    BadSummary { path: PathBuf, reason: String },
+    #[error(
+        "no results in {0}: expected <config>/<rate>/summary.json below it (a campaign directory)"
+    )]
+    NoCells(PathBuf),
+}
+
+/// Writes `report.md` and `report.html` into `out`; returns their paths.
+pub fn write_report(campaign: &Campaign, out: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let tables = seed_tables(campaign);
+    let md = out.join("report.md");
+    let page = out.join("report.html");
+    write_atomically(&md, &markdown(campaign, &tables)).map_err(io(&md))?;
+    write_atomically(&page, &html(campaign, &tables)).map_err(io(&page))?;
+    Ok((md, page))
+}
+
+/// A reader never sees half a report.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}

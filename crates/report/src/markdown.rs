@@ -1,0 +1,144 @@
+//! The report as Markdown (`report.md`) and as plain text for the terminal.
+
+use crate::cells::Campaign;
+use crate::tables::{format_value, Table};
+
+/// The percentile columns of the per-cell table: heading and summary.json path below `ops.<type>`.
+pub(crate) const PERCENTILES: [(&str, &str); 5] = [
+    ("p50", "latency_ms.p50"),
+    ("p90", "latency_ms.p90"),
+    ("p99", "latency_ms.p99"),
+    ("p99.9", "latency_ms.p999"),
+    ("max", "latency_ms.max"),
+];
+
+/// One row of the per-cell percentile table.
+pub(crate) struct PercentileRow {
+    pub cells: Vec<String>,
+}
+
+/// Config, rate, repeat, operation type, successful and failed counts, then the corrected
+/// percentiles of the successful operations (ms).
+pub(crate) fn percentile_rows(campaign: &Campaign) -> Vec<PercentileRow> {
+    let mut rows = Vec::new();
+    for config in &campaign.configs {
+        for rate in &campaign.rates {
+            for cell in campaign.cells_at(config, rate) {
+                for op in cell.op_types() {
+                    let at = |path: &str| cell.number(&format!("ops.{op}.{path}"));
+                    let failed: f64 = ["timeout", "unavailable", "overloaded", "other", "unsent"]
+                        .iter()
+                        .filter_map(|kind| at(&format!("errors.{kind}")))
+                        .sum();
+                    let mut cells = vec![
+                        config.clone(),
+                        rate.label(),
+                        cell.repeat.clone().unwrap_or_default(),
+                        op.clone(),
+                        at("count").map_or_else(String::new, |n| format!("{n:.0}")),
+                        format!("{failed:.0}"),
+                    ];
+                    cells.extend(PERCENTILES.iter().map(|(_, path)| format_value(at(path))));
+                    rows.push(PercentileRow { cells });
+                }
+            }
+        }
+    }
+    rows
+}
+
+pub(crate) const PERCENTILE_HEADINGS: [&str; 11] = [
+    "config", "rate", "repeat", "op", "ok", "failed", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
+    "max ms",
+];
+
+fn markdown_table(out: &mut String, headings: &[String], rows: &[Vec<String>]) {
+    out.push_str(&format!("| {} |\n", headings.join(" | ")));
+    let rule: Vec<&str> = headings
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i == 0 { "---" } else { "---:" })
+        .collect();
+    out.push_str(&format!("| {} |\n", rule.join(" | ")));
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+}
+
+fn seed_table_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut headings = vec![format!("{} ({})", table.title, table.unit)];
+    headings.extend(table.columns.iter().cloned());
+    let rows = table
+        .rows
+        .iter()
+        .map(|(config, values)| {
+            let mut row = vec![config.clone()];
+            row.extend(values.iter().map(|v| format_value(*v)));
+            row
+        })
+        .collect();
+    (headings, rows)
+}
+
+/// `report.md`: the four seed tables, then every cell's percentiles.
+pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
+    let mut out = format!(
+        "# cqlbench report: {}\n\n{} configurations × {} rates, {} cells. Latencies are corrected for \
+         coordinated omission (completion − intended start) and are of successful operations; \
+         \"Average p99\" is the mean of the per-window p99s, \"Max p99\" their maximum (seed 000's tables).\n",
+        campaign.dir.display(),
+        campaign.configs.len(),
+        campaign.rates.len(),
+        campaign.cells.len()
+    );
+    for table in tables {
+        out.push_str(&format!("\n## {}\n\n", table.title));
+        let (headings, rows) = seed_table_rows(table);
+        markdown_table(&mut out, &headings, &rows);
+    }
+    out.push_str("\n## Percentiles per cell\n\n");
+    let headings: Vec<String> = PERCENTILE_HEADINGS.iter().map(|h| h.to_string()).collect();
+    let rows: Vec<Vec<String>> = percentile_rows(campaign)
+        .into_iter()
+        .map(|r| r.cells)
+        .collect();
+    markdown_table(&mut out, &headings, &rows);
+    out
+}
+
+/// The four seed tables as aligned plain text.
+pub fn terminal(tables: &[Table]) -> String {
+    let mut out = String::new();
+    for table in tables {
+        let (headings, rows) = seed_table_rows(table);
+        let widths: Vec<usize> = (0..headings.len())
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].chars().count())
+                    .chain([headings[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String]| -> String {
+            let padded: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i == 0 {
+                        format!("{c:<w$}", w = widths[i])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
+                })
+                .collect();
+            padded.join("  ").trim_end().to_string() + "\n"
+        };
+        out.push_str(&line(&headings));
+        for row in &rows {
+            out.push_str(&line(row));
+        }
+        out.push('\n');
+    }
+    out
+}
