@@ -40,6 +40,8 @@ enum Command {
     Gc(cmd::gc::GcArgs),
     /// Tables and charts (Markdown, self-contained HTML) from result directories
     Report(cmd::report::ReportArgs),
+    /// Is the difference between two runs real? Figures with confidence intervals
+    Compare(cmd::report::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Workloads(args) => cmd::run::list_workloads(args),
         Command::Gc(args) => cmd::gc::execute(args),
         Command::Report(args) => cmd::report::execute(args),
+        Command::Compare(args) => cmd::report::compare(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -152,7 +152,43 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
             "report.html refers to something outside: {fetch}"
         );
     }
+    compare_two_cells(&campaign);
     report_refusals(dir.path());
+}
+
+/// The same configuration at 300 and at 600 ops/s: throughput doubled, which the comparison must call
+/// significant, with the true difference inside its interval.
+fn compare_two_cells(campaign: &Path) {
+    let a = campaign.join(CONFIGS[0]).join("300");
+    let b = campaign.join(CONFIGS[0]).join("600");
+    let stdout = cqlbench_ok(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("throughput"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.ends_with(" significant"), "{row}");
+    let numbers: Vec<f64> = row
+        .split(|c: char| c.is_whitespace() || c == '[' || c == ']' || c == ',')
+        .filter_map(|t| t.trim_end_matches('%').parse().ok())
+        .collect();
+    // A, B, B - A, change %, interval low, interval high, p
+    let (low, high) = (numbers[4], numbers[5]);
+    assert!(low <= 300.0 && 300.0 <= high, "{row}");
+    assert!(
+        (numbers[0] - 300.0).abs() < 6.0 && (numbers[1] - 600.0).abs() < 12.0,
+        "{row}"
+    );
+    for op in ["read", "write"] {
+        assert!(stdout.contains(&format!("{op} p99 (ms)")), "{stdout}");
+    }
+    one_line_error(
+        &mut run_support::cqlbench_command(&[
+            "compare",
+            a.to_str().unwrap(),
+            campaign.to_str().unwrap(),
+        ]),
+        "is not a run directory",
+    );
 }
 
 fn report_refusals(dir: &Path) {

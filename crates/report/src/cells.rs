@@ -36,14 +36,18 @@ impl RateKey {
 
 /// `25000` → `25,000`; fractions keep two decimals.
 pub(crate) fn group_thousands(value: f64) -> String {
-    let text = if value.fract() == 0.0 {
-        format!("{value:.0}")
+    if value.fract() == 0.0 {
+        group_digits(&format!("{value:.0}"))
     } else {
-        format!("{value:.2}")
-    };
+        group_digits(&format!("{value:.2}"))
+    }
+}
+
+/// Puts thousands separators into the whole part of a formatted number: `24222.80` → `24,222.80`.
+pub(crate) fn group_digits(text: &str) -> String {
     let (whole, fraction) = text
         .split_once('.')
-        .map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
+        .map_or((text, None), |(w, f)| (w, Some(f)));
     let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -8,12 +8,14 @@
 //! font, no request), and as plain text for the terminal.
 
 mod cells;
+mod compare;
 mod html;
 mod markdown;
 mod svg;
 mod tables;
 
 pub use cells::{discover, Campaign, Cell, RateKey};
+pub use compare::{compare_runs, format_comparison, FigureDiff};
 pub use html::html;
 pub use markdown::{markdown, terminal};
 pub use tables::{seed_tables, Table};
@@ -34,6 +36,8 @@ pub enum ReportError {
         "no results in {0}: expected <config>/<rate>/summary.json below it (a campaign directory)"
     )]
     NoCells(PathBuf),
+    #[error("{0} is not a run directory: it has no summary.json")]
+    NotARun(PathBuf),
 }
 
 /// Writes `report.md` and `report.html` into `out`; returns their paths.

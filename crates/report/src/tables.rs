@@ -105,12 +105,7 @@ fn combined(values: &[f64], combine: Combine) -> Option<f64> {
 /// measured.
 pub(crate) fn format_value(value: Option<f64>) -> String {
     value.map_or_else(String::new, |v| {
-        let rounded = (v * 100.0).round() / 100.0;
-        let text = crate::cells::group_thousands(rounded.trunc());
-        format!(
-            "{text}.{:02}",
-            ((rounded.fract().abs()) * 100.0).round() as u64
-        )
+        crate::cells::group_digits(&format!("{v:.2}"))
     })
 }
 

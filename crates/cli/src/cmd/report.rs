@@ -54,3 +54,33 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<()> {
     println!("report: {}\n        {}", md.display(), html.display());
     Ok(())
 }
+
+const COMPARE_HELP: &str = "\
+Compares two result directories (as `cqlbench run -o` writes them, e.g. two cells of a campaign):
+for every figure, A, B, the difference B - A with its 95% confidence interval, and whether it is
+significant. Means (throughput, mean latency) use Welch's t-test on per-second values with the
+sample size adjusted for the correlation between neighbouring seconds (as latte's `show -b`);
+percentiles (p50, p99, p99.9) a moving-block bootstrap over the one-second HdrHistograms.
+
+Example:
+  cqlbench compare results/gc/G1-jdk17/25000 results/gc/Shenandoah-jdk17/25000";
+
+#[derive(Debug, Args)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// The baseline run directory
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The run directory compared with it
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+}
+
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let rows = cqlbench_report::compare_runs(&args.a, &args.b)?;
+    print!(
+        "{}",
+        cqlbench_report::format_comparison(&args.a, &args.b, &rows)
+    );
+    Ok(())
+}
