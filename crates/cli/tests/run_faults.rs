@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use run_support::{
     accounted, cqlbench_ok, execute_cql, f64_at, hlog_quantile_ms, hlog_total, read_summary,
-    spawn_cqlbench, TestNode,
+    spawn_cqlbench, warm_keyvalue, TestNode,
 };
 
 const RATE: f64 = 400.0;
@@ -43,21 +43,7 @@ fn run_args<'a>(node: &'a TestNode, seconds: &'a str, out: &'a Path) -> Vec<&'a 
 fn failures_are_kept_apart_and_the_load_survives_faults() {
     let node = TestNode::start("load-faults", "127.0.4.65");
     let dir = tempfile::tempdir().unwrap();
-    // Create the schema first, so that the measured runs only meet the faults.
-    cqlbench_ok(&[
-        "run",
-        "KeyValue",
-        "--host",
-        &node.host,
-        "--keyspace",
-        KEYSPACE,
-        "-n",
-        "2000",
-        "--rate",
-        "1000",
-        "-o",
-        dir.path().join("warm").to_str().unwrap(),
-    ]);
+    warm_keyvalue(&node, KEYSPACE, dir.path());
     let baseline = dir.path().join("baseline");
     cqlbench_ok(&run_args(&node, "10s", &baseline));
     killed_node(&node, dir.path(), &baseline);

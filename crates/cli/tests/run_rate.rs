@@ -3,7 +3,7 @@
 
 mod run_support;
 
-use run_support::{cqlbench_ok, f64_at, hlog_total, read_summary, TestNode};
+use run_support::{cqlbench_ok, f64_at, hlog_total, read_summary, warm_keyvalue, TestNode};
 
 fn run_at(node: &TestNode, rate: u32, out: &std::path::Path) -> serde_json::Value {
     let rate_text = rate.to_string();
@@ -166,22 +166,7 @@ fn window_p99s(path: &std::path::Path, window_s: f64, full_windows: usize) -> Ve
 fn achieved_rate_is_within_one_percent_at_1000_and_5000_ops_per_s() {
     let node = TestNode::start("load-rate", "127.0.3.1");
     let dir = tempfile::tempdir().unwrap();
-    // A short run first creates the schema, so that the measured runs start on a warm table.
-    cqlbench_ok(&[
-        "run",
-        "KeyValue",
-        "--host",
-        &node.host,
-        "--keyspace",
-        "load_rate",
-        "--drop",
-        "-n",
-        "2000",
-        "--rate",
-        "1000",
-        "-o",
-        dir.path().join("warm").to_str().unwrap(),
-    ]);
+    warm_keyvalue(&node, "load_rate", dir.path());
     // A longer tick: at 1000 ops/s over 2 threads, 2 operations per thread every 4 ms.
     let out = dir.path().join("tick5");
     cqlbench_ok(&[

@@ -7,28 +7,14 @@ use std::time::{Duration, Instant};
 
 use run_support::{
     accounted, cqlbench_command, cqlbench_ok, f64_at, hlog_total, one_line_error, read_summary,
-    spawn_cqlbench, TestNode,
+    spawn_cqlbench, warm_keyvalue, TestNode,
 };
 
 #[test]
 fn stall_truth_and_unique_keys() {
     let node = TestNode::start("load-truth", "127.0.4.1");
     let dir = tempfile::tempdir().unwrap();
-    cqlbench_ok(&[
-        "run",
-        "KeyValue",
-        "--host",
-        &node.host,
-        "--keyspace",
-        "load_truth",
-        "--drop",
-        "-n",
-        "1000",
-        "--rate",
-        "1000",
-        "-o",
-        dir.path().join("warm").to_str().unwrap(),
-    ]);
+    warm_keyvalue(&node, "load_truth", dir.path());
     a_failed_client_thread_stops_the_run(&node, dir.path());
     unsent_operations_are_in_the_result(&node, dir.path());
     windows_include_the_last_seconds(&node, dir.path());

@@ -50,6 +50,26 @@ impl Drop for TestNode {
     }
 }
 
+/// Creates `keyspace` afresh with its KeyValue table through a short run, so that the measured runs
+/// that follow start on a warm table and meet nothing but what they test.
+pub fn warm_keyvalue(node: &TestNode, keyspace: &str, dir: &Path) {
+    cqlbench_ok(&[
+        "run",
+        "KeyValue",
+        "--host",
+        &node.host,
+        "--keyspace",
+        keyspace,
+        "--drop",
+        "-n",
+        "2000",
+        "--rate",
+        "1000",
+        "-o",
+        dir.join("warm").to_str().unwrap(),
+    ]);
+}
+
 /// The cqlbench binary with these arguments, to adjust (environment, output) before running.
 pub fn cqlbench_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
