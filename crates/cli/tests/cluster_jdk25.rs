@@ -162,8 +162,62 @@ fn write_and_read(state: &ClusterState, round: i32, version: &str) {
     });
 }
 
-fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str) {
-    let guard = ClusterGuard::fresh(name);
+/// A private CQLBENCH_HOME whose Cassandra, JDK and shim caches are links to the shared ones, so that
+/// its `default` cluster (the one `cqlbench run` uses without --host) is this test's alone.
+fn private_home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = cqlbench_cluster::Home::from_env();
+    for cache in ["cassandra", "jdks", "compat"] {
+        let from = shared.root().join(cache);
+        std::fs::create_dir_all(&from).unwrap();
+        std::os::unix::fs::symlink(&from, dir.path().join(cache)).unwrap();
+    }
+    dir
+}
+
+/// `cqlbench run` without --host measures the local `default` cluster and keeps its state beside the
+/// results: the shim and the live collector are part of the record.
+fn results_record_the_cluster(guard: &ClusterGuard, recorded_collector: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("results");
+    let run = guard.run(&[
+        "run",
+        "KeyValue",
+        "-d",
+        "3s",
+        "--rate",
+        "300",
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    assert!(run.ok(), "run failed: {}", run.stderr);
+    assert!(
+        run.stderr.contains("using the local cluster"),
+        "{}",
+        run.stderr
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&text(&results.join("summary.json"))).unwrap();
+    assert_eq!(summary["status"], "complete", "{summary:#}");
+    let state: ClusterState = serde_json::from_str(&text(&results.join("cluster.json")))
+        .expect("results/cluster.json is a cluster state");
+    assert_eq!(state.jdk.major, 25);
+    let shim = state
+        .security_manager_shim
+        .expect("results record the shim");
+    assert!(
+        shim.reason.contains("cannot install a Security Manager"),
+        "{}",
+        shim.reason
+    );
+    assert_eq!(
+        state.nodes[0].effective_collector.as_deref(),
+        Some(recorded_collector)
+    );
+}
+
+fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str, home: Option<&str>) {
+    let guard = ClusterGuard::fresh_in(name, home);
     for (round, collector) in COLLECTORS.iter().enumerate() {
         let started = Instant::now();
         let up = guard.run(&[
@@ -267,6 +321,10 @@ fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str) {
             );
         }
 
+        if name == "default" && round == COLLECTORS.len() - 1 {
+            results_record_the_cluster(&guard, collector.recorded);
+        }
+
         let down = guard.run(&["cluster", "down", "--name", name]);
         assert!(down.ok(), "{}", down.stderr);
         assert!(!support::process_exists(pid));
@@ -300,12 +358,19 @@ fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str) {
 
 #[test]
 fn cassandra_50_on_jdk25_with_g1_zgc_and_shenandoah_generational() {
-    one_version_on_jdk25("5.0.9", "test-jdk25-50", "127.0.9.1");
+    // The `default` cluster of a private home, so that `cqlbench run` without --host measures it.
+    let home = private_home();
+    one_version_on_jdk25(
+        "5.0.9",
+        "default",
+        "127.0.9.1",
+        Some(home.path().to_str().unwrap()),
+    );
 }
 
 #[test]
 fn cassandra_60_on_jdk25_with_g1_zgc_and_shenandoah_generational() {
-    one_version_on_jdk25("6.0-alpha2", "test-jdk25-60", "127.0.9.2");
+    one_version_on_jdk25("6.0-alpha2", "test-jdk25-60", "127.0.9.2", None);
 }
 
 /// A node that enables user-defined functions must not start without their sandbox.
