@@ -205,6 +205,32 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_compilation_names_javac_and_its_first_error() {
+        // Against an empty lib directory, Cassandra's and slf4j's classes are missing.
+        let javac = jdk::discover(&Home::new("/nonexistent-cqlbench-home"))
+            .into_iter()
+            .filter(|j| j.major >= 17)
+            .map(|j| j.home.join("bin").join("javac"))
+            .find(|javac| javac.is_file())
+            .expect("a JDK with javac on this machine");
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        let distribution = Distribution {
+            version: v("5.0.9"),
+            lib_dir: lib,
+        };
+        let staging = dir.path().join("staging");
+        let err = compile(&javac, &distribution, &staging).unwrap_err();
+        assert!(err.contains("javac failed"), "{err}");
+        assert!(err.contains("error"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        assert!(!staging
+            .join("classes/org/apache/cassandra/security/ThreadAwareSecurityManager.class")
+            .exists());
+    }
+
+    #[test]
     fn the_source_removes_only_the_two_refused_calls() {
         // The statements JDK 24+ refuses are gone; the public API Cassandra calls is still there.
         let code: String = SOURCE
