@@ -14,6 +14,8 @@ combos=(
   5.0.9/17/g1 5.0.9/17/zgc 5.0.9/17/shenandoah
   5.0.9/21/g1 5.0.9/21/zgc 5.0.9/21/zgc-generational 5.0.9/21/shenandoah
   6.0-alpha2/17/g1 6.0-alpha2/21/g1
+  5.0.9/25/g1 5.0.9/25/zgc-generational 5.0.9/25/shenandoah-generational
+  6.0-alpha2/25/g1 6.0-alpha2/25/zgc-generational 6.0-alpha2/25/shenandoah-generational
 )
 for combo in "${combos[@]}"; do
   [[ -n "${1:-}" && "$combo" != *"$1"* ]] && continue

@@ -9,16 +9,25 @@ pub enum ClusterError {
     #[error("unsupported Cassandra version {0:?}: cqlbench runs 4.0.x, 4.1.x, 5.0.x and 6.0.x (e.g. 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2)")]
     UnsupportedVersion(String),
 
-    #[error("Cassandra {cassandra} is not supported on JDK {jdk}: use {working} (e.g. --jdk {suggestion}), or pass --force-jdk to try anyway")]
+    #[error("Cassandra {cassandra} is not supported on JDK {jdk}{why}: use {working} (e.g. --jdk {suggestion}), or pass --force-jdk to try anyway")]
     UnsupportedPair {
         cassandra: String,
         jdk: u32,
+        /// " (reason)" or empty.
+        why: String,
         working: String,
         suggestion: u32,
     },
 
     #[error("{0}")]
     ImpossibleGc(String),
+
+    #[error("Cassandra {cassandra} on JDK {jdk} needs cqlbench's Security Manager shim, which could not be built: {detail}")]
+    ShimFailed {
+        cassandra: String,
+        jdk: u32,
+        detail: String,
+    },
 
     #[error("invalid option: {0}")]
     InvalidSpec(String),

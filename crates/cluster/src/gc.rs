@@ -11,19 +11,27 @@ pub enum Gc {
     Zgc,
     ZgcGenerational,
     Shenandoah,
+    /// `-XX:ShenandoahGCMode=generational`, a product feature from JDK 25 on (JEP 521).
+    ShenandoahGenerational,
     Cms,
     Parallel,
 }
 
 impl Gc {
-    pub const ALL: [Gc; 6] = [
+    pub const ALL: [Gc; 7] = [
         Gc::G1,
         Gc::Zgc,
         Gc::ZgcGenerational,
         Gc::Shenandoah,
+        Gc::ShenandoahGenerational,
         Gc::Cms,
         Gc::Parallel,
     ];
+
+    /// "g1, zgc, …": every name `--gc` accepts, for messages.
+    pub fn names() -> String {
+        Self::ALL.map(Gc::name).join(", ")
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -31,6 +39,7 @@ impl Gc {
             Gc::Zgc => "zgc",
             Gc::ZgcGenerational => "zgc-generational",
             Gc::Shenandoah => "shenandoah",
+            Gc::ShenandoahGenerational => "shenandoah-generational",
             Gc::Cms => "cms",
             Gc::Parallel => "parallel",
         }
@@ -43,7 +52,8 @@ impl Gc {
             .find(|gc| gc.name() == wanted)
             .ok_or_else(|| {
                 ClusterError::InvalidSpec(format!(
-                    "--gc {input:?}: expected one of g1, zgc, zgc-generational, shenandoah, cms, parallel"
+                    "--gc {input:?}: expected one of {}",
+                    Gc::names()
                 ))
             })
     }
@@ -53,7 +63,7 @@ impl Gc {
         match self {
             Gc::G1 => "-XX:+UseG1GC",
             Gc::Zgc | Gc::ZgcGenerational => "-XX:+UseZGC",
-            Gc::Shenandoah => "-XX:+UseShenandoahGC",
+            Gc::Shenandoah | Gc::ShenandoahGenerational => "-XX:+UseShenandoahGC",
             Gc::Cms => "-XX:+UseConcMarkSweepGC",
             Gc::Parallel => "-XX:+UseParallelGC",
         }
@@ -100,6 +110,12 @@ pub struct GcSettings {
 
 pub const MIN_HEAP_BYTES: u64 = 256 * 1024 * 1024;
 
+/// From this JDK on, ZGC has only its generational mode (JEP 490).
+pub const ZGC_ONLY_GENERATIONAL_FROM: u32 = 24;
+
+/// From this JDK on, generational Shenandoah is a product feature (JEP 521; experimental in 24).
+pub const SHENANDOAH_GENERATIONAL_FROM: u32 = 25;
+
 /// Renders the collector, thread and heap flags for `jdk_major`, or says why the combination cannot run.
 pub fn render(settings: &GcSettings, jdk_major: u32) -> Result<Vec<String>> {
     check(settings, jdk_major)?;
@@ -125,6 +141,13 @@ pub fn render(settings: &GcSettings, jdk_major: u32) -> Result<Vec<String>> {
             ]));
             threads(&mut flags, true);
         }
+        Gc::ZgcGenerational if jdk_major >= ZGC_ONLY_GENERATIONAL_FROM => {
+            // JDK 24 removed the single-generation mode: plain -XX:+UseZGC is generational, and
+            // -XX:+ZGenerational is obsolete (the JVM warns that it ignores it).
+            flags.push("-XX:+UseZGC".to_string());
+            threads(&mut flags, false);
+            flags.extend(strings(&["-XX:+UseTransparentHugePages", "-verbose:gc"]));
+        }
         Gc::Zgc | Gc::ZgcGenerational => {
             flags.extend(strings(&[
                 "-XX:+UnlockExperimentalVMOptions",
@@ -149,6 +172,15 @@ pub fn render(settings: &GcSettings, jdk_major: u32) -> Result<Vec<String>> {
                     "-XX:ShenandoahUnloadClassesFrequency=100",
                 ]));
             }
+        }
+        Gc::ShenandoahGenerational => {
+            // A product mode on JDK 25: no UnlockExperimentalVMOptions; otherwise seed 000's Shenandoah set.
+            flags.extend(strings(&[
+                "-XX:+UseShenandoahGC",
+                "-XX:ShenandoahGCMode=generational",
+            ]));
+            threads(&mut flags, false);
+            flags.push("-XX:+UseTransparentHugePages".to_string());
         }
         Gc::Cms => {
             // -XX:+UseParNewGC is gone (and fatal) from JDK 9 on, where ParNew is implicit.
@@ -214,6 +246,11 @@ pub fn check(settings: &GcSettings, jdk_major: u32) -> Result<()> {
                 "--gc zgc-generational cannot run on JDK {jdk_major}: generational ZGC arrived in JDK 21 (use --jdk 21, or --gc zgc)"
             ))
         }
+        Gc::ShenandoahGenerational if jdk_major < SHENANDOAH_GENERATIONAL_FROM => {
+            return refuse(format!(
+                "--gc shenandoah-generational cannot run on JDK {jdk_major}: generational Shenandoah is a product feature from JDK 25 on (use --jdk 25, or --gc shenandoah)"
+            ))
+        }
         Gc::Zgc if jdk_major < 11 => {
             return refuse(format!(
                 "--gc zgc cannot run on JDK {jdk_major}: ZGC needs JDK 11 or newer"
@@ -251,7 +288,8 @@ pub fn check_extra_opts(jvm_opts: &[String]) -> Result<()> {
             && opt != "-XX:+UseGCOverheadLimit";
         if selects_gc {
             return Err(ClusterError::InvalidSpec(format!(
-                "--jvm-opt {opt}: choose the collector with --gc (g1, zgc, zgc-generational, shenandoah, cms, parallel)"
+                "--jvm-opt {opt}: choose the collector with --gc ({})",
+                Gc::names()
             )));
         }
     }
@@ -373,6 +411,59 @@ mod tests {
         };
         let flags = render(&half, 17).unwrap();
         assert!(flags.ends_with(&["-Xms512M".to_string(), "-Xmx512M".to_string()]));
+    }
+
+    #[test]
+    fn jdk25_generational_collectors() {
+        let zgc = render(&settings(Gc::ZgcGenerational, 1, Some(2)), 25).unwrap();
+        assert_eq!(
+            zgc,
+            [
+                "-XX:+UseZGC",
+                "-XX:ConcGCThreads=2",
+                "-XX:ParallelGCThreads=2",
+                "-XX:+UseTransparentHugePages",
+                "-verbose:gc",
+                "-Xms1G",
+                "-Xmx1G"
+            ]
+        );
+        let shenandoah = render(&settings(Gc::ShenandoahGenerational, 1, None), 25).unwrap();
+        assert_eq!(
+            shenandoah,
+            [
+                "-XX:+UseShenandoahGC",
+                "-XX:ShenandoahGCMode=generational",
+                "-XX:+UseTransparentHugePages",
+                "-Xms1G",
+                "-Xmx1G"
+            ]
+        );
+        // Single-generation Shenandoah and G1 keep their seed flags on 25.
+        let plain = render(&settings(Gc::Shenandoah, 1, None), 25).unwrap();
+        assert!(!plain.iter().any(|f| f.contains("ShenandoahGCMode")));
+        assert!(render(&settings(Gc::G1, 1, None), 25).is_ok());
+    }
+
+    #[test]
+    fn generational_shenandoah_needs_jdk25() {
+        for jdk in [11, 17, 21, 24] {
+            let why = render(&settings(Gc::ShenandoahGenerational, 1, None), jdk)
+                .unwrap_err()
+                .to_string();
+            assert!(why.contains("JDK 25"), "{why}");
+            assert!(why.contains(&format!("JDK {jdk}")), "{why}");
+        }
+        let mut tuned = settings(Gc::ShenandoahGenerational, 1, None);
+        tuned.profile = GcProfile::ShenandoahTuned;
+        assert!(render(&tuned, 25)
+            .unwrap_err()
+            .to_string()
+            .contains("--gc shenandoah"));
+        let zgc25 = render(&settings(Gc::Zgc, 1, None), 25)
+            .unwrap_err()
+            .to_string();
+        assert!(zgc25.contains("zgc-generational"), "{zgc25}");
     }
 
     #[test]

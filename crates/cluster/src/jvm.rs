@@ -75,13 +75,43 @@ const JDK21_MODULE_FLAGS: &[&str] = &[
     "-Djava.security.manager=allow",
 ];
 
-/// JPMS flags for a JDK major; JDK 8 needs none, 12–16 borrow 11's list, 18–20 borrow 17's.
+/// The JPMS part of trunk's `jvm25-server.options` (5.0/6.0 on JDK 25): 21's exports and opens, no Security
+/// Manager opt-in (fatal from JDK 24 on: "Enabling a Security Manager is not supported"), and the two options
+/// that keep JDK 24+ from warning about `sun.misc.Unsafe` memory access (netty, jamm, …) and about native access
+/// from class-path code (JNA, …).
+const JDK25_MODULE_FLAGS: &[&str] = &[
+    "--sun-misc-unsafe-memory-access=allow",
+    "--enable-native-access=ALL-UNNAMED",
+    "--add-exports=java.base/java.lang.ref=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports=java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED",
+    "--add-exports=java.sql/java.sql=ALL-UNNAMED",
+    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.module=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.math=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.module=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+];
+
+/// JPMS flags for a JDK major; JDK 8 needs none, 12–16 borrow 11's list, 18–20 borrow 17's, 22–23 21's.
 pub fn module_flags(jdk_major: u32) -> Vec<String> {
     let list: &[&str] = match jdk_major {
         0..=10 => &[],
         11..=16 => JDK11_MODULE_FLAGS,
         17..=20 => JDK17_MODULE_FLAGS,
-        _ => JDK21_MODULE_FLAGS,
+        21..=23 => JDK21_MODULE_FLAGS,
+        _ => JDK25_MODULE_FLAGS,
     };
     let mut flags: Vec<String> = list.iter().map(|f| f.to_string()).collect();
     if jdk_major >= 11 {
@@ -192,6 +222,20 @@ mod tests {
         assert!(!jdk17.iter().any(|f| f.contains("security.manager")));
         let jdk21 = module_flags(21);
         assert!(jdk21.contains(&"-Djava.security.manager=allow".to_string()));
+        let jdk25 = module_flags(25);
+        assert!(!jdk25.iter().any(|f| f.contains("security.manager")));
+        for flag in [
+            "--sun-misc-unsafe-memory-access=allow",
+            "--enable-native-access=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "-Djdk.attach.allowAttachSelf=true",
+        ] {
+            assert!(jdk25.contains(&flag.to_string()), "{flag}");
+        }
+        // Everything 21 opens except the Security Manager opt-in, 25 opens too.
+        for flag in jdk21.iter().filter(|f| !f.contains("security.manager")) {
+            assert!(jdk25.contains(flag), "{flag}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! # Ok::<(), cqlbench_cluster::ClusterError>(())
 //! ```
 
+pub mod compat;
 pub mod config;
 pub mod cql;
 pub mod distribution;

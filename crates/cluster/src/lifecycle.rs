@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::compat::{self, SecurityManagerShim};
 use crate::config::{self, NodeConfig};
 use crate::cql;
 use crate::distribution::{self, Distribution};
@@ -98,6 +99,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         version.check_jdk(jdk.major)?;
     }
     let gc_flags = gc::render(&spec.gc_settings(), jdk.major)?;
+    let shim = security_manager_shim(home, &distribution, &jdk, progress)?;
 
     let dir = home.cluster_dir(&spec.name);
     std::fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
@@ -106,6 +108,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         dir: dir.clone(),
         spec: spec.clone(),
         jdk: jdk.clone(),
+        security_manager_shim: shim.clone(),
         nodes: Vec::new(),
     };
     for index in 1..=spec.nodes {
@@ -130,6 +133,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         distribution: &distribution,
         jdk: &jdk,
         gc_flags: &gc_flags,
+        shim: shim.as_ref(),
     };
     let result = start_nodes(&mut state, &launcher, &to_start, started, progress);
     if let Err(err) = result {
@@ -145,6 +149,21 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         started.elapsed().as_secs_f64()
     ));
     Ok(state)
+}
+
+/// The shim's class files when this Cassandra needs them on this JDK (compiled once, then cached).
+fn security_manager_shim(
+    home: &Home,
+    distribution: &Distribution,
+    jdk: &Jdk,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<SecurityManagerShim>> {
+    if !compat::needed(&distribution.version, jdk.major) {
+        return Ok(None);
+    }
+    let shim = compat::ensure(home, distribution, jdk, progress)?;
+    progress(&format!("JDK {}: {}", jdk.major, shim.describe()));
+    Ok(Some(shim))
 }
 
 fn wanted_jdk_major(spec: &ClusterSpec, version: &CassandraVersion) -> Result<u32> {
@@ -267,6 +286,8 @@ struct Launcher<'a> {
     distribution: &'a Distribution,
     jdk: &'a Jdk,
     gc_flags: &'a [String],
+    /// Its classes go ahead of Cassandra's jars.
+    shim: Option<&'a SecurityManagerShim>,
 }
 
 impl Launcher<'_> {
@@ -293,7 +314,14 @@ impl Launcher<'_> {
         write(&conf.join("logback.xml"), &config::logback_xml(&logs))?;
         node.jmx_port = process::free_loopback_port()?;
         let jamm = self.distribution.jamm_jar()?;
-        let classpath = self.distribution.classpath();
+        let classpath = match self.shim {
+            Some(shim) => format!(
+                "{}:{}",
+                shim.classes_dir.display(),
+                self.distribution.classpath()
+            ),
+            None => self.distribution.classpath(),
+        };
         let launch = NodeLaunch {
             node_dir: &node.dir,
             conf_dir: &conf,
@@ -394,7 +422,11 @@ fn start_nodes(
     let all: Vec<usize> = state.nodes.iter().map(|n| n.index).collect();
     wait_ready(state, &all, true, timeout)?;
     for &index in to_start {
-        record_effective_flags(state.node_mut(index)?, &launcher.jdk.jcmd());
+        record_effective_flags(
+            state.node_mut(index)?,
+            &launcher.jdk.jcmd(),
+            launcher.jdk.major,
+        );
     }
     state.save()
 }
@@ -514,7 +546,7 @@ fn check_node(
 }
 
 /// Reads the flags the live JVM uses (`jcmd PID VM.flags`) into the node's state.
-fn record_effective_flags(node: &mut NodeState, jcmd: &Path) {
+fn record_effective_flags(node: &mut NodeState, jcmd: &Path, jdk_major: u32) {
     let Some(pid) = node.pid else { return };
     let jcmd_program: PathBuf = if jcmd.is_file() {
         jcmd.to_path_buf()
@@ -532,7 +564,7 @@ fn record_effective_flags(node: &mut NodeState, jcmd: &Path) {
         return;
     }
     let flags = parse_vm_flags(&String::from_utf8_lossy(&output.stdout));
-    node.effective_collector = collector_of(&flags);
+    node.effective_collector = collector_of(&flags, jdk_major);
     node.effective_jvm_flags = flags;
 }
 
@@ -545,8 +577,10 @@ pub fn parse_vm_flags(output: &str) -> Vec<String> {
         .collect()
 }
 
-/// The collector a flag list selects, e.g. `UseShenandoahGC`, `UseZGC+ZGenerational`.
-pub fn collector_of(flags: &[String]) -> Option<String> {
+/// The collector a flag list of a JDK `jdk_major` JVM selects, with its mode when it has a
+/// generational one: `UseShenandoahGC`, `UseShenandoahGC+generational` (`ShenandoahGCMode=generational`),
+/// `UseZGC+ZGenerational` (the JDK 21–23 flag), `UseZGC+generational` (JDK 24+, where ZGC has only that mode).
+pub fn collector_of(flags: &[String], jdk_major: u32) -> Option<String> {
     const COLLECTORS: [&str; 6] = [
         "UseG1GC",
         "UseZGC",
@@ -558,11 +592,16 @@ pub fn collector_of(flags: &[String]) -> Option<String> {
     let collector = COLLECTORS
         .into_iter()
         .find(|c| flags.iter().any(|f| f == &format!("-XX:+{c}")))?;
-    let generational = flags.iter().any(|f| f == "-XX:+ZGenerational");
-    Some(if collector == "UseZGC" && generational {
-        "UseZGC+ZGenerational".to_string()
-    } else {
-        collector.to_string()
+    let has = |flag: &str| flags.iter().any(|f| f == flag);
+    Some(match collector {
+        "UseZGC" if has("-XX:+ZGenerational") => "UseZGC+ZGenerational".to_string(),
+        "UseZGC" if jdk_major >= gc::ZGC_ONLY_GENERATIONAL_FROM => {
+            "UseZGC+generational".to_string()
+        }
+        "UseShenandoahGC" if has("-XX:ShenandoahGCMode=generational") => {
+            "UseShenandoahGC+generational".to_string()
+        }
+        _ => collector.to_string(),
     })
 }
 
@@ -735,12 +774,15 @@ pub fn start_node(
     let distribution = distribution::ensure(home, &version, progress)?;
     let jdk = state.jdk.clone();
     let gc_flags = gc::render(&spec.gc_settings(), jdk.major)?;
+    let shim = security_manager_shim(home, &distribution, &jdk, progress)?;
+    state.security_manager_shim = shim.clone();
     let launcher = Launcher {
         spec: &spec,
         version: &version,
         distribution: &distribution,
         jdk: &jdk,
         gc_flags: &gc_flags,
+        shim: shim.as_ref(),
     };
     progress(&format!("starting node {index} of cluster {name}"));
     launcher.launch(state.node_mut(index)?)?;
@@ -751,7 +793,7 @@ pub fn start_node(
         let _ = state.save();
         return Err(err);
     }
-    record_effective_flags(state.node_mut(index)?, &jdk.jcmd());
+    record_effective_flags(state.node_mut(index)?, &jdk.jcmd(), jdk.major);
     state.save()?;
     progress(&format!(
         "node {index} ready after {:.1} s",
@@ -786,6 +828,8 @@ pub struct ClusterStatus {
     pub gc: String,
     pub heap: String,
     pub dir: PathBuf,
+    /// Set when the nodes run with cqlbench's Security Manager shim: what it replaces and why.
+    pub security_manager_shim: Option<SecurityManagerShim>,
     pub nodes: Vec<NodeStatus>,
 }
 
@@ -839,6 +883,7 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
         gc: state.spec.gc.to_string(),
         heap: cqlbench_units::format_jvm_size(state.spec.heap_bytes),
         dir: state.dir.clone(),
+        security_manager_shim: state.security_manager_shim.clone(),
         nodes,
     })
 }
@@ -872,9 +917,25 @@ mod tests {
         let output = "12345:\n-XX:CICompilerCount=2 -XX:ConcGCThreads=1 -XX:InitialHeapSize=536870912 -XX:MaxHeapSize=536870912 -XX:+UseShenandoahGC -XX:-UseBiasedLocking\n";
         let flags = parse_vm_flags(output);
         assert_eq!(flags.len(), 6);
-        assert_eq!(collector_of(&flags).as_deref(), Some("UseShenandoahGC"));
+        assert_eq!(collector_of(&flags, 17).as_deref(), Some("UseShenandoahGC"));
         let gen = parse_vm_flags("1:\n-XX:+UseZGC -XX:+ZGenerational\n");
-        assert_eq!(collector_of(&gen).as_deref(), Some("UseZGC+ZGenerational"));
-        assert_eq!(collector_of(&[]), None);
+        assert_eq!(
+            collector_of(&gen, 21).as_deref(),
+            Some("UseZGC+ZGenerational")
+        );
+        assert_eq!(collector_of(&[], 17), None);
+        let zgc = parse_vm_flags("1:\n-XX:+UseZGC -XX:ZAllocationSpikeTolerance=2.0\n");
+        assert_eq!(collector_of(&zgc, 21).as_deref(), Some("UseZGC"));
+        assert_eq!(
+            collector_of(&zgc, 25).as_deref(),
+            Some("UseZGC+generational")
+        );
+        let shenandoah = parse_vm_flags(
+            "1:\n-XX:ShenandoahGCMode=generational -XX:+UseShenandoahGC -XX:ShenandoahGCHeuristics=adaptive\n",
+        );
+        assert_eq!(
+            collector_of(&shenandoah, 25).as_deref(),
+            Some("UseShenandoahGC+generational")
+        );
     }
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::compat::SecurityManagerShim;
 use crate::error::{ClusterError, IoContext, Result};
 use crate::home::Home;
 use crate::jdk::Jdk;
@@ -21,6 +22,9 @@ pub struct ClusterState {
     pub spec: ClusterSpec,
     /// The JDK actually used.
     pub jdk: Jdk,
+    /// Set when the nodes run with cqlbench's Security Manager shim (Cassandra 5.0/6.0 on JDK 24+).
+    #[serde(default)]
+    pub security_manager_shim: Option<SecurityManagerShim>,
     pub nodes: Vec<NodeState>,
 }
 

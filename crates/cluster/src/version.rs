@@ -49,11 +49,22 @@ impl CassandraVersion {
         })
     }
 
-    /// JDK majors this series is verified to start on, preferred first.
+    /// JDK majors this series is verified to start on, preferred first. On JDK 25, 5.0 and 6.0 run with
+    /// cqlbench's Security Manager shim (see `compat`).
     pub fn supported_jdks(&self) -> &'static [u32] {
         match self.series {
             Series::V4_0 | Series::V4_1 => &[11],
-            Series::V5_0 | Series::V6_0 => &[17, 21],
+            Series::V5_0 | Series::V6_0 => &[17, 21, 25],
+        }
+    }
+
+    /// Why a JDK outside the table cannot work, when there is more to say than "not verified".
+    fn why_not(&self, jdk_major: u32) -> Option<&'static str> {
+        match self.series {
+            Series::V4_0 | Series::V4_1 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+                "its start-up installs a Security Manager, which JDK 24 and newer refuse, and cqlbench's compatibility shim covers only 5.0 and 6.0",
+            ),
+            _ => None,
         }
     }
 
@@ -75,6 +86,10 @@ impl CassandraVersion {
         Err(ClusterError::UnsupportedPair {
             cassandra: self.raw.clone(),
             jdk: jdk_major,
+            why: self
+                .why_not(jdk_major)
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default(),
             working,
             suggestion: supported[0],
         })
@@ -127,14 +142,31 @@ mod tests {
     fn refusal_names_working_jdks() {
         let v = CassandraVersion::parse("5.0.9").unwrap();
         let message = v.check_jdk(11).unwrap_err().to_string();
-        assert!(message.contains("JDK 17 or JDK 21"), "{message}");
+        assert!(message.contains("JDK 17 or JDK 21 or JDK 25"), "{message}");
         assert!(message.contains("--force-jdk"), "{message}");
         assert!(v.check_jdk(21).is_ok());
+        assert!(v.check_jdk(25).is_ok());
+        assert!(CassandraVersion::parse("6.0-alpha2")
+            .unwrap()
+            .check_jdk(25)
+            .is_ok());
+        let on_24 = v.check_jdk(24).unwrap_err().to_string();
+        assert!(!on_24.contains("Security Manager"), "{on_24}");
         let old = CassandraVersion::parse("4.0.19").unwrap();
         assert!(old
             .check_jdk(17)
             .unwrap_err()
             .to_string()
             .contains("JDK 11"));
+        for raw in ["4.0.19", "4.1.10"] {
+            let message = CassandraVersion::parse(raw)
+                .unwrap()
+                .check_jdk(25)
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains("Security Manager"), "{message}");
+            assert!(message.contains("5.0 and 6.0"), "{message}");
+            assert!(!message.contains('\n'), "{message}");
+        }
     }
 }

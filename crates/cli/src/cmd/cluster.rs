@@ -13,6 +13,7 @@ use cqlbench_cluster::{ClusterSpec, Gc, GcProfile, Home, JdkChoice, DEFAULT_CLUS
     cqlbench cluster up                     # 1 node: Cassandra 5.0.9, JDK 17, G1, 1G\n  \
     cqlbench cluster up --nodes 3 --gc shenandoah --heap 2G\n  \
     cqlbench cluster up --cassandra 4.0.19 --jdk 11 --gc cms --gc-threads 2\n  \
+    cqlbench cluster up --jdk 25 --gc shenandoah-generational --heap 2G\n  \
     cqlbench cluster status\n  \
     cqlbench cluster pause --node 2 --for 2s\n  \
     cqlbench cluster down")]
@@ -70,13 +71,15 @@ struct UpArgs {
     /// Cassandra version on Maven Central: 4.0.x, 4.1.x, 5.0.x or 6.0-alpha2
     #[arg(long = "cassandra", short = 'v', default_value = cqlbench_cluster::version::DEFAULT_CASSANDRA_VERSION)]
     cassandra: String,
-    /// JDK: 11, 17, 21, 25 or a JDK directory [default: 11 for Cassandra 4.x, 17 for 5.0/6.0]
+    /// JDK: 11, 17, 21, 25 or a JDK directory [default: 11 for Cassandra 4.x, 17 for 5.0/6.0]. On 25, 5.0/6.0
+    /// run with a shim for the Security Manager JDK 24+ cannot install (recorded in cluster.json)
     #[arg(long)]
     jdk: Option<String>,
     /// Run a Cassandra/JDK pair outside the verified table
     #[arg(long)]
     force_jdk: bool,
-    /// Garbage collector with the seed benchmarks' flags: g1, zgc, zgc-generational, shenandoah, cms, parallel
+    /// Garbage collector with the seed benchmarks' flags: g1, zgc, zgc-generational, shenandoah,
+    /// shenandoah-generational (JDK 25+), cms, parallel
     #[arg(long, default_value = "g1")]
     gc: String,
     /// Heap size, Xms = Xmx (e.g. 512M, 1G, 31G)
@@ -290,6 +293,9 @@ fn cmd_up(home: &Home, args: UpArgs) -> Result<()> {
             .join(","),
         started.elapsed().as_secs_f64()
     );
+    if let Some(shim) = &state.security_manager_shim {
+        println!("compatibility shim: {}", shim.describe());
+    }
     Ok(())
 }
 
@@ -308,6 +314,9 @@ fn cmd_status(home: &Home, args: StatusArgs) -> Result<()> {
         status.heap,
         status.dir.display()
     );
+    if let Some(shim) = &status.security_manager_shim {
+        println!("compatibility shim: {}", shim.describe());
+    }
     println!(
         "{:<5} {:<15} {:<7} {:<8} {:<4} {:>7}  {:<22} JMX",
         "node", "address", "process", "pid", "cql", "owns", "collector"

@@ -446,10 +446,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<()> {
     if explicit_hosts.is_empty() {
         return run_on_embedded_cluster(&args);
     }
-    run_with_hosts(&args, explicit_hosts)
+    run_with_hosts(&args, explicit_hosts, None)
 }
 
-fn run_with_hosts(args: &RunArgs, hosts: Vec<String>) -> anyhow::Result<()> {
+/// With `cluster`, the local cqlbench cluster the run measures: its state (version, JDK, collector flags
+/// the live JVMs reported, the JDK 25 shim if any) is kept beside the results as `cluster.json`.
+fn run_with_hosts(
+    args: &RunArgs,
+    hosts: Vec<String>,
+    cluster: Option<&cqlbench_cluster::ClusterState>,
+) -> anyhow::Result<()> {
     let options = build_options(args, hosts)?;
     eprintln!(
         "cqlbench: {} on {} — results in {}",
@@ -459,6 +465,11 @@ fn run_with_hosts(args: &RunArgs, hosts: Vec<String>) -> anyhow::Result<()> {
     );
     let mut print = |line: &str| eprintln!("{line}");
     let result = cqlbench_load::run(&options, &mut print)?;
+    if let Some(state) = cluster {
+        let path = result.out_dir.join(cqlbench_cluster::state::STATE_FILE);
+        let json = serde_json::to_string_pretty(state)?;
+        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
     println!("{}", result.table);
     println!("results: {}", result.out_dir.display());
     if result.summary.status == "interrupted" {
@@ -487,7 +498,7 @@ fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
             "cqlbench: using the local cluster '{DEFAULT_CLUSTER_NAME}' ({} node(s))",
             state.nodes.len()
         );
-        return run_with_hosts(args, contact_points(&state));
+        return run_with_hosts(args, contact_points(&state), Some(&state));
     }
     eprintln!(
         "cqlbench: no --host and no local cluster is up: starting a 1-node Cassandra cluster for this run \
@@ -504,7 +515,7 @@ fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
     let interrupted_in_startup = sigint::received();
     let result = match &started {
         Ok(_) if interrupted_in_startup => Ok(()),
-        Ok(state) => run_with_hosts(args, contact_points(state)),
+        Ok(state) => run_with_hosts(args, contact_points(state), Some(state)),
         Err(_) => Ok(()),
     };
     // Stop the node even if cluster start-up half-failed: nothing this run started may outlive it.

@@ -1,0 +1,257 @@
+//! The compatibility shim that lets Cassandra 5.0 and 6.0 start on JDK 24 and newer.
+//!
+//! Their start-up installs a Security Manager and a system-wide `Policy` in one class,
+//! `org.apache.cassandra.security.ThreadAwareSecurityManager`; JDK 24 (JEP 486) refuses both, and that is the
+//! only thing that stops these versions there. cqlbench keeps a replacement of that one class in
+//! `crates/cluster/compat/` (Cassandra's own source with those two calls removed and a guard that keeps
+//! user-defined functions disabled), compiles it with the node's JDK's `javac` against the version's jars at first
+//! use, caches the class files next to the jars, and puts them ahead of the jars on the node's classpath. The
+//! cluster's state (and so `cluster status`) records that the shim was used.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::distribution::Distribution;
+use crate::error::{ClusterError, IoContext, Result};
+use crate::home::{FileLock, Home};
+use crate::jdk::{self, Jdk};
+use crate::version::{CassandraVersion, Series};
+
+/// From this JDK on, a Security Manager can no longer be installed (JEP 486).
+pub const NO_SECURITY_MANAGER_FROM: u32 = 24;
+
+/// The Cassandra class the shim replaces.
+pub const REPLACED_CLASS: &str = "org.apache.cassandra.security.ThreadAwareSecurityManager";
+
+/// The start of the line the shim logs in the node's system.log when it runs.
+pub const LOG_NOTICE: &str = "cqlbench compatibility shim: JDK";
+
+const SOURCE_FILE: &str = "ThreadAwareSecurityManager.java";
+const SOURCE: &str = include_str!("../compat/ThreadAwareSecurityManager.java");
+const COMPLETE_MARKER: &str = ".complete";
+
+/// What `cluster.json` records about the shim a cluster's nodes run with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecurityManagerShim {
+    /// The Cassandra class whose replacement comes first on the classpath.
+    pub replaced_class: String,
+    /// Why it is there and what it changes.
+    pub reason: String,
+    /// FNV-1a 64 of the Java source it was compiled from (also part of the cache path).
+    pub source_fnv64: String,
+    /// The class-path entry placed ahead of Cassandra's jars.
+    pub classes_dir: PathBuf,
+    /// The `javac` that compiled it.
+    pub javac: PathBuf,
+}
+
+impl SecurityManagerShim {
+    /// One line for `cluster status` and `cluster up`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} replaced by cqlbench's shim ({}), classes in {}",
+            self.replaced_class,
+            self.reason,
+            self.classes_dir.display()
+        )
+    }
+}
+
+/// Whether Cassandra `version` needs the shim to start on JDK `jdk_major`.
+pub fn needed(version: &CassandraVersion, jdk_major: u32) -> bool {
+    matches!(version.series, Series::V5_0 | Series::V6_0) && jdk_major >= NO_SECURITY_MANAGER_FROM
+}
+
+fn fnv64(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The shim's class files for this Cassandra version and JDK, compiled once and cached.
+pub fn ensure(
+    home: &Home,
+    distribution: &Distribution,
+    jdk: &Jdk,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SecurityManagerShim> {
+    let version = &distribution.version;
+    let fail = |detail: String| ClusterError::ShimFailed {
+        cassandra: version.raw.clone(),
+        jdk: jdk.major,
+        detail,
+    };
+    let hash = fnv64(SOURCE);
+    let base = home.root().join("compat").join(&version.raw);
+    let dir = base.join(format!("jdk{}-{hash}", jdk.major));
+    let classes_dir = dir.join("classes");
+    let javac = find_javac(home, jdk).ok_or_else(|| {
+        fail(format!(
+            "the JDK at {} has no javac and no other JDK {} with javac was found (install a full JDK {}, not only a runtime)",
+            jdk.home.display(),
+            jdk.major,
+            jdk.major
+        ))
+    })?;
+    let record = SecurityManagerShim {
+        replaced_class: REPLACED_CLASS.to_string(),
+        reason: format!(
+            "JDK {} cannot install a Security Manager; Cassandra's start-up is otherwise unchanged and user-defined functions stay disabled",
+            jdk.major
+        ),
+        source_fnv64: hash.clone(),
+        classes_dir: classes_dir.clone(),
+        javac: javac.clone(),
+    };
+    if dir.join(COMPLETE_MARKER).exists() {
+        return Ok(record);
+    }
+    let lock_path = base.join(format!("jdk{}-{hash}.lock", jdk.major));
+    let _lock =
+        FileLock::acquire(&lock_path).context(|| format!("locking {}", lock_path.display()))?;
+    if dir.join(COMPLETE_MARKER).exists() {
+        return Ok(record);
+    }
+    progress(&format!(
+        "compiling cqlbench's Security Manager shim for Cassandra {version} on JDK {} (once) into {}",
+        jdk.major,
+        dir.display()
+    ));
+    let staging = base.join(format!(".build-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let outcome = compile(&javac, distribution, &staging);
+    if let Err(detail) = outcome {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(fail(detail));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&staging, &dir).context(|| format!("moving shim into {}", dir.display()))?;
+    std::fs::write(dir.join(COMPLETE_MARKER), b"")
+        .context(|| format!("writing {}", dir.display()))?;
+    Ok(record)
+}
+
+/// `javac` of the node's JDK, or of another JDK of the same major (a runtime-only JDK has none).
+fn find_javac(home: &Home, jdk: &Jdk) -> Option<PathBuf> {
+    let own = jdk.home.join("bin").join("javac");
+    if own.is_file() {
+        return Some(own);
+    }
+    jdk::discover(home)
+        .into_iter()
+        .filter(|other| other.major == jdk.major)
+        .map(|other| other.home.join("bin").join("javac"))
+        .find(|javac| javac.is_file())
+}
+
+fn compile(
+    javac: &Path,
+    distribution: &Distribution,
+    staging: &Path,
+) -> std::result::Result<(), String> {
+    let src = staging.join("src");
+    let classes = staging.join("classes");
+    for dir in [&src, &classes] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let source = src.join(SOURCE_FILE);
+    std::fs::write(&source, SOURCE).map_err(|e| format!("writing {}: {e}", source.display()))?;
+    let output = Command::new(javac)
+        .args(["-nowarn", "-encoding", "UTF-8", "-proc:none", "-d"])
+        .arg(&classes)
+        .arg("-cp")
+        .arg(distribution.classpath())
+        .arg(&source)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", javac.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
+            .unwrap_or("javac failed without a message");
+        return Err(format!("{} failed: {}", javac.display(), first.trim()));
+    }
+    let class_file = classes.join(REPLACED_CLASS.replace('.', "/") + ".class");
+    if !class_file.is_file() {
+        return Err(format!("javac wrote no {}", class_file.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(raw: &str) -> CassandraVersion {
+        CassandraVersion::parse(raw).unwrap()
+    }
+
+    #[test]
+    fn only_5_0_and_6_0_on_jdk24_and_newer() {
+        assert!(needed(&v("5.0.9"), 25));
+        assert!(needed(&v("6.0-alpha2"), 25));
+        assert!(needed(&v("5.0.9"), 24));
+        assert!(!needed(&v("5.0.9"), 21));
+        assert!(!needed(&v("6.0-alpha2"), 17));
+        assert!(!needed(&v("4.1.10"), 25));
+    }
+
+    #[test]
+    fn a_failed_compilation_names_javac_and_its_first_error() {
+        // Against an empty lib directory, Cassandra's and slf4j's classes are missing.
+        let javac = jdk::discover(&Home::new("/nonexistent-cqlbench-home"))
+            .into_iter()
+            .filter(|j| j.major >= 17)
+            .map(|j| j.home.join("bin").join("javac"))
+            .find(|javac| javac.is_file())
+            .expect("a JDK with javac on this machine");
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        let distribution = Distribution {
+            version: v("5.0.9"),
+            lib_dir: lib,
+        };
+        let staging = dir.path().join("staging");
+        let err = compile(&javac, &distribution, &staging).unwrap_err();
+        assert!(err.contains("javac failed"), "{err}");
+        assert!(err.contains("error"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        assert!(!staging
+            .join("classes/org/apache/cassandra/security/ThreadAwareSecurityManager.class")
+            .exists());
+    }
+
+    #[test]
+    fn the_source_removes_only_the_two_refused_calls() {
+        // The statements JDK 24+ refuses are gone; the public API Cassandra calls is still there.
+        let code: String = SOURCE
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!code.contains("System.setSecurityManager("));
+        assert!(!code.contains("Policy.setPolicy("));
+        for kept in [
+            "public final class ThreadAwareSecurityManager extends SecurityManager",
+            "public static void install()",
+            "public static boolean isSecuredThread()",
+            "public static final PermissionCollection noPermissions",
+            "LoggingSupportFactory.getLoggingSupport().onStartup();",
+            "DatabaseDescriptor.enableUserDefinedFunctions()",
+        ] {
+            assert!(code.contains(kept), "{kept} missing");
+        }
+        assert!(SOURCE.contains(LOG_NOTICE));
+        assert_eq!(fnv64(""), "cbf29ce484222325");
+        assert_ne!(fnv64(SOURCE), fnv64("x"));
+    }
+}
