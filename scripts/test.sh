@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# The report test opens report.html in Debian's Chromium, as a person would see it.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "installing Debian's chromium for the report test" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release -- --test-threads "${CQLBENCH_TEST_THREADS:-2}"

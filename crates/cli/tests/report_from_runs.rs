@@ -152,8 +152,81 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
             "report.html refers to something outside: {fetch}"
         );
     }
+    seen_in_a_real_browser(&campaign, &tables);
     compare_two_cells(&campaign);
     report_refusals(dir.path());
+}
+
+/// Debian's Chromium (scripts/test.sh installs it) opens report.html headless: the DOM it built has
+/// the seed tables with report.md's values and every chart, and its screenshot is not blank.
+fn seen_in_a_real_browser(
+    campaign: &Path,
+    tables: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
+) {
+    let browser = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|b| std::process::Command::new(b).arg("--version").output().is_ok())
+        .expect("Chromium is needed to check report.html as a person sees it (apt-get install chromium)");
+    let page = format!("file://{}", campaign.join("report.html").display());
+    let headless = |extra: &[&str]| {
+        let out = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                campaign.join(".chromium").display()
+            ))
+            .args(extra)
+            .arg(&page)
+            .output()
+            .expect("run chromium");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let dom = String::from_utf8(headless(&["--dump-dom"]).stdout).unwrap();
+    for (title, rows) in tables.iter().filter(|(t, _)| !t.starts_with("Percentiles")) {
+        assert!(
+            dom.contains(&format!("data-title=\"{title}\"")),
+            "{title} not in the DOM"
+        );
+        for (config, values) in rows.iter().filter(|(c, _)| !c.contains('(')) {
+            let cells: String = values.iter().map(|v| format!("<td>{v}</td>")).collect();
+            assert!(
+                dom.contains(&format!("<tr><td>{config}</td>{cells}</tr>")),
+                "{title}: row of {config} not in the DOM as in report.md"
+            );
+        }
+    }
+    assert_eq!(dom.matches("<svg").count(), 4 + CONFIGS.len() * RATES.len());
+    assert!(dom.matches("<polyline").count() >= 4 + CONFIGS.len() * RATES.len());
+    let shot = campaign.join("report.png");
+    headless(&[
+        "--window-size=1200,1600",
+        &format!("--screenshot={}", shot.display()),
+    ]);
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let pixels = &pixels[..info.buffer_size()];
+    // A blank page is one colour; tables, text and lines make many pixels differ from the first.
+    let differing = pixels
+        .chunks(info.color_type.samples())
+        .filter(|p| *p != &pixels[..info.color_type.samples()])
+        .count();
+    let share = differing as f64 / (pixels.len() / info.color_type.samples()) as f64;
+    assert!(
+        share > 0.02,
+        "the screenshot is nearly blank ({share:.4} of pixels differ)"
+    );
 }
 
 /// The same configuration at 300 and at 600 ops/s: throughput doubled, which the comparison must call
