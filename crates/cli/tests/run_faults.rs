@@ -107,15 +107,17 @@ fn killed_node(node: &TestNode, dir: &Path, baseline: &Path) {
         .sum();
     assert_eq!(failed_in_logs as f64, failed);
     assert!(f64_at(&summary, "ops.write.failed_latency_ms.max") > 0.0);
-    // Failures at once (a refused connection) must not make the successful latencies look better
-    // than the same load without the outage: compare the low, middle and high percentiles.
+    // Failures at once (a refused connection, a few microseconds) must not make the successful
+    // latencies look better than the same load without the outage: compare the low, middle and high
+    // percentiles. Counted with them, a tenth or more of instant failures would put p10 two orders
+    // of magnitude lower; a node warmer or colder than in the baseline moves it by far less than half.
     for op in ["read", "write"] {
         let path = |dir: &Path| dir.join(format!("{op}.hlog"));
         for q in [0.1, 0.5, 0.9] {
             let with_outage = hlog_quantile_ms(&path(&out), q);
             let without = hlog_quantile_ms(&path(baseline), q);
             assert!(
-                with_outage >= without * 0.7,
+                with_outage >= without * 0.5,
                 "{op} p{}: {with_outage} ms with the outage vs {without} ms without",
                 q * 100.0
             );
