@@ -20,7 +20,8 @@ use clap::{Parser, Subcommand};
     after_help = "Examples:\n  \
         cqlbench cluster up --nodes 3 --gc shenandoah --heap 1G\n  \
         cqlbench run BasicTimeSeries -d 1m --rate 2000\n  \
-        cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log"
+        cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log\n  \
+        cqlbench campaign examples/seed-000-one-machine.toml --dry-run"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +38,8 @@ enum Command {
     Workloads(cmd::run::WorkloadsArgs),
     /// Analyse JVM garbage collector logs
     Gc(cmd::gc::GcArgs),
+    /// Run a plan of cluster configurations x rates, cell by cell, resumable; ends with the seed tables
+    Campaign(cmd::campaign::CampaignArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::execute(*args),
         Command::Workloads(args) => cmd::run::list_workloads(args),
         Command::Gc(args) => cmd::gc::execute(args),
+        Command::Campaign(args) => cmd::campaign::execute(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
