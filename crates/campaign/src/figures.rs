@@ -326,7 +326,7 @@ pub fn flushed_bytes(system_log: &Path, keyspace: &str, window: Window) -> f64 {
                 .find(|w| w.starts_with('(') && w.ends_with(')'))?;
             parse_size_in_parens(size)
         })
-        .sum()
+        .fold(0.0, |total, bytes| total + bytes)
 }
 
 /// Bytes written by compactions of the keyspace's tables that finished within the window, from the
@@ -371,6 +371,9 @@ pub struct NodeFigures {
     pub node: usize,
     pub address: String,
     pub pid: Option<i32>,
+    /// The collector the live JVM reported at start-up (`jcmd VM.flags`): a window's GC log lines
+    /// rarely include the `Using …` line that names it.
+    pub collector: Option<String>,
     pub window: Window,
     /// CPU seconds of the whole JVM process over the window.
     pub process_cpu_s: Option<f64>,
@@ -433,6 +436,7 @@ pub fn collect_node(
         node: node.index,
         address: node.address.to_string(),
         pid: node.pid,
+        collector: node.effective_collector.clone(),
         window,
         process_cpu_s: cpu.map(|c| c.process_s),
         cpu_ms_per_op: cpu

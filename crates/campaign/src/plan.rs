@@ -742,3 +742,174 @@ fn check_slo(at: &Locator, slo: Spanned<RawSlo>) -> Result<RateMode, CampaignErr
         probes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[cluster]
+heap = "512M"
+
+[[config]]
+name = "G1 jdk17"
+gc = "g1"
+
+[[config]]
+name = "Shenandoah jdk17"
+gc = "shenandoah"
+
+[load]
+workload = "BasicTimeSeries"
+args = "-c 50 --pg sequence -t 8 -r 0.2 --populate 200000"
+rates = [25000, 40000]
+duration = "30m"
+"#;
+
+    fn error_of(text: &str) -> String {
+        parse_plan("p.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_seed_line_is_taken_as_cqlbench_run_takes_it() {
+        let plan = parse_plan("p.toml", GOOD).unwrap();
+        assert_eq!(plan.configs.len(), 2);
+        assert_eq!(plan.configs[1].dir_name, "Shenandoah-jdk17");
+        assert_eq!(plan.configs[1].spec.gc, Gc::Shenandoah);
+        assert_eq!(plan.configs[0].spec.heap_bytes, 512 << 20);
+        assert_eq!(plan.load.populate, 200_000);
+        assert_eq!(plan.load.mode, RateMode::Fixed(vec![25000.0, 40000.0]));
+        let options = plan
+            .load
+            .cell_options(
+                Some(25000.0),
+                plan.load.duration,
+                vec!["127.0.0.1".into()],
+                Path::new("x"),
+            )
+            .unwrap();
+        assert_eq!(
+            (options.concurrency, options.threads, options.read_ratio),
+            (50, 8, 0.2)
+        );
+        assert_eq!(
+            options.populate, 0,
+            "cells never populate; the configuration did once"
+        );
+    }
+
+    /// Each bad plan gives one line naming the key and the line it is on.
+    #[test]
+    fn bad_plans_name_key_and_line() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "unknown key",
+                "heap = \"512M\"",
+                "heap = \"512M\"\ncolour = \"red\"",
+                "line 4, `colour`",
+            ),
+            (
+                "unknown GC",
+                "gc = \"shenandoah\"",
+                "gc = \"shenandoa\"",
+                "line 11, `gc`",
+            ),
+            (
+                "rates not numbers",
+                "rates = [25000, 40000]",
+                "rates = [\"25k\", \"40k\"]",
+                "line 16, `rates`",
+            ),
+            (
+                "descending rates",
+                "rates = [25000, 40000]",
+                "rates = [40000, 25000]",
+                "line 16, `rates`",
+            ),
+            (
+                "JDK/GC pair",
+                "gc = \"shenandoah\"",
+                "gc = \"cms\"",
+                "line 11, `gc`",
+            ),
+            (
+                "Cassandra/JDK pair",
+                "heap = \"512M\"",
+                "heap = \"512M\"\njdk = 11",
+                "line 4, `jdk`",
+            ),
+            (
+                "run option",
+                "--populate 200000",
+                "--populate 2OO",
+                "line 15, `args`",
+            ),
+            (
+                "campaign-owned option",
+                "--populate 200000",
+                "--rate 5000",
+                "line 15, `args`",
+            ),
+            (
+                "unknown workload",
+                "BasicTimeSeries",
+                "BasicTimeSerie",
+                "line 14, `workload`",
+            ),
+            (
+                "bad duration",
+                "\"30m\"",
+                "\"30 parsecs\"",
+                "line 17, `duration`",
+            ),
+        ];
+        for (what, from, to, expected) in cases {
+            assert!(GOOD.contains(from), "{what}");
+            let error = error_of(&GOOD.replacen(from, to, 1));
+            assert!(error.contains(expected), "{what}: {error}");
+            assert!(!error.contains('\n'), "{what}: {error}");
+        }
+    }
+
+    #[test]
+    fn configurations_and_rates_must_be_there() {
+        let no_configs = GOOD.replacen("[[config]]", "[other]", 1);
+        assert!(error_of(&no_configs).contains("`other`"));
+        let empty =
+            "config = []\n[load]\nworkload = \"KeyValue\"\nrates = [1]\nduration = \"1s\"\n";
+        assert!(
+            error_of(empty).contains("line 1, `config`"),
+            "{}",
+            error_of(empty)
+        );
+        let none = GOOD.replace("rates = [25000, 40000]\n", "");
+        assert!(error_of(&none).contains("`rates`"));
+        let both = format!("{GOOD}\n[sweep]\nfractions = [0.35]\n");
+        assert!(error_of(&both).contains("alternatives"));
+    }
+
+    #[test]
+    fn sweep_and_slo_plans() {
+        let sweep =
+            GOOD.replace("rates = [25000, 40000]\n", "") + "[sweep]\nfractions = [0.35, 0.7]\n";
+        let plan = parse_plan("p.toml", &sweep).unwrap();
+        assert!(
+            matches!(plan.load.mode, RateMode::Sweep { ref fractions, .. } if fractions == &[0.35, 0.7])
+        );
+        let slo = GOOD.replace("rates = [25000, 40000]\n", "")
+            + "[slo]\np99-ms = 10\nlow = 1000\nhigh = 9000\n";
+        let plan = parse_plan("p.toml", &slo).unwrap();
+        assert_eq!(
+            plan.load.mode,
+            RateMode::Slo {
+                p99_ms: 10.0,
+                low: 1000.0,
+                high: 9000.0,
+                probes: 5
+            }
+        );
+        let bad = GOOD.replace("rates = [25000, 40000]\n", "")
+            + "[slo]\np99-ms = 10\nlow = 9000\nhigh = 1000\n";
+        assert!(error_of(&bad).contains("`high`"), "{}", error_of(&bad));
+    }
+}
