@@ -38,6 +38,7 @@ pub fn run(
     // Ctrl-C is noted, never fatal: the current cell stops (the load sees it too) and the cluster
     // is stopped before the campaign returns.
     cqlbench_cluster::interrupt::defer();
+    remove_leftover_clusters(plan, home, progress)?;
     let mut tracker = Tracker::new(plan);
     for (index, config) in plan.configs.iter().enumerate() {
         let config_dir = dir.join(&config.dir_name);
@@ -59,12 +60,10 @@ pub fn run(
             config.name,
             cqlbench_cluster::lifecycle::describe_spec(&config.spec)
         ));
-        // A leftover cluster of the same name (a killed campaign) is stopped and its data removed:
-        // every configuration starts on a fresh cluster.
-        cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
         cqlbench_cluster::with_cluster(home, &config.spec, progress, |state, progress| {
             run_config(plan, index, dir, state, &mut tracker, progress)
         })?;
+        // Its data is of no further use: the next run of this configuration starts fresh.
         cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
         tracker.configs_left -= 1;
     }
@@ -76,6 +75,25 @@ pub fn run(
         skipped: tracker.skipped,
         tables,
     })
+}
+
+/// Clusters of this plan that still exist belong to a campaign that was killed: their nodes may
+/// still run (and hold the addresses the next cluster needs). Every configuration starts fresh anyway.
+fn remove_leftover_clusters(
+    plan: &Plan,
+    home: &Home,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
+    for config in &plan.configs {
+        if home.cluster_dir(&config.spec.name).exists() {
+            progress(&format!(
+                "removing cluster {} left by an earlier run of this plan",
+                config.spec.name
+            ));
+            cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
+        }
+    }
+    Ok(())
 }
 
 /// Where the campaign is: for the progress display.
