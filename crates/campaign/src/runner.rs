@@ -460,3 +460,90 @@ fn run_cell(
     ));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::parse_plan;
+
+    const BASE: &str =
+        "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nduration = \"10s\"\n";
+
+    fn finish(dir: &Path, summary: Value) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    }
+
+    fn probe_summary(p99_ms: f64) -> Value {
+        serde_json::json!({"status": "complete", "rate_kept": true, "achieved_rate": 1.0,
+            "ops": {"read": {"count": 10, "latency_ms": {"p99": p99_ms}},
+                    "write": {"count": 10, "latency_ms": {"p99": 1.0}}}})
+    }
+
+    #[test]
+    fn slo_probes_bisect_on_the_finished_verdicts() {
+        let plan = parse_plan(
+            "p.toml",
+            &format!("{BASE}[slo]\np99-ms = 10\nlow = 1000\nhigh = 9000\nprobes = 3\n"),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let next = || next_cell(&plan, 0, dir.path()).unwrap().map(|c| c.rate);
+        assert_eq!(next(), Some(CellRate::Probe(5000.0)));
+        finish(&dir.path().join("G1/5000"), probe_summary(3.0)); // passes: go up
+        assert_eq!(next(), Some(CellRate::Probe(7000.0)));
+        finish(&dir.path().join("G1/7000"), probe_summary(30.0)); // misses: go down
+        assert_eq!(next(), Some(CellRate::Probe(6000.0)));
+        finish(&dir.path().join("G1/6000"), probe_summary(9.0));
+        assert_eq!(next(), None, "three probes");
+        assert_eq!(slo_capacity(&plan, 0, dir.path()), Some(6000.0));
+        let tables = crate::tables::render(&plan, dir.path());
+        assert!(tables.contains("Capacity at SLO"), "{tables}");
+        let capacity = tables.lines().last().unwrap();
+        assert!(
+            capacity.starts_with("G1") && capacity.ends_with(" 6000 ops/s"),
+            "{tables}"
+        );
+    }
+
+    #[test]
+    fn a_probe_with_failures_or_a_missed_rate_does_not_pass() {
+        let mut failed = probe_summary(1.0);
+        failed["rate_kept"] = Value::Bool(false);
+        assert!(!meets_slo(&failed, 10.0));
+        assert!(meets_slo(&probe_summary(10.0), 10.0));
+        assert!(!meets_slo(&probe_summary(10.5), 10.0));
+    }
+
+    #[test]
+    fn sweep_fractions_run_at_a_share_of_the_maximum_found() {
+        let plan = parse_plan(
+            "p.toml",
+            &format!("{BASE}repeats = 2\n[sweep]\nfractions = [0.35]\nmax-duration = \"20s\"\n"),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let first = next_cell(&plan, 0, dir.path()).unwrap().unwrap();
+        assert_eq!(
+            (first.rate, first.repeat, first.duration),
+            (CellRate::Max, None, Duration::from_secs(20))
+        );
+        finish(
+            &dir.path().join("G1/max"),
+            serde_json::json!({"achieved_rate": 10_000.0}),
+        );
+        let second = next_cell(&plan, 0, dir.path()).unwrap().unwrap();
+        assert_eq!(second.rate, CellRate::FractionOfMax(0.35));
+        assert_eq!(second.repeat, Some(1));
+        assert_eq!(
+            second.dir(&plan, dir.path()),
+            dir.path().join("G1/0.35-of-max/1")
+        );
+        assert_eq!(cell_rate(&plan, &second, dir.path()).unwrap(), Some(3500.0));
+        assert_eq!(
+            partial_dir(&plan, &second, dir.path()),
+            dir.path().join("G1/.0.35-of-max-1.partial")
+        );
+        assert_eq!(count_finished(&plan, 0, dir.path()), 1);
+    }
+}
