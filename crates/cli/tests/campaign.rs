@@ -327,6 +327,11 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let text = log_text();
     assert!(status.success(), "{text}");
     assert!(text.contains("already finished"), "{text}");
+    // The progress display: the cell, its place in the matrix, the time left.
+    assert!(
+        text.contains("[cell 4/4] Shenandoah jdk17 @ 400 ops/s") && text.contains("left"),
+        "{text}"
+    );
     assert_eq!(node_processes(home.path()), Vec::<i32>::new(), "{text}");
     let finished = kept_cells(&out);
     for (path, bytes) in &after_sigkill {
