@@ -383,7 +383,7 @@ fn check_config(
     let prefix = cluster
         .name
         .as_ref()
-        .map_or("campaign".to_string(), |n| n.get_ref().clone());
+        .map_or_else(|| default_cluster_prefix(at.path), |n| n.get_ref().clone());
     spec.name = format!("{prefix}-{number}");
     if let Some(nodes) = &cluster.nodes {
         spec.nodes = *nodes.get_ref();
@@ -471,6 +471,30 @@ fn check_config(
         dir_name,
         spec,
     })
+}
+
+/// Clusters are named after the plan file (`seed-004.toml` → `seed-004-1`, `seed-004-2`, …), so that
+/// campaigns of different plans never take (or clean up) each other's clusters.
+fn default_cluster_prefix(plan_path: &str) -> String {
+    let stem = Path::new(plan_path)
+        .file_stem()
+        .map_or("campaign".to_string(), |s| s.to_string_lossy().to_string());
+    let clean: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    if clean.is_empty() {
+        "campaign".to_string()
+    } else {
+        clean
+    }
 }
 
 /// The plan key a cluster refusal is about.
@@ -777,6 +801,10 @@ duration = "30m"
         assert_eq!(plan.configs[1].dir_name, "Shenandoah-jdk17");
         assert_eq!(plan.configs[1].spec.gc, Gc::Shenandoah);
         assert_eq!(plan.configs[0].spec.heap_bytes, 512 << 20);
+        assert_eq!(
+            plan.configs[1].spec.name, "p-2",
+            "clusters are named after the plan"
+        );
         assert_eq!(plan.load.populate, 200_000);
         assert_eq!(plan.load.mode, RateMode::Fixed(vec![25000.0, 40000.0]));
         let options = plan

@@ -181,24 +181,23 @@ fn read_summary(cell_dir: &Path) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
+/// Finished cells of a configuration (not its `populate` run, nor anything else in its directory).
 fn count_finished(plan: &Plan, config: usize, dir: &Path) -> usize {
-    let config_dir = dir.join(&plan.configs[config].dir_name);
-    let mut count = 0;
-    for entry in std::fs::read_dir(config_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let path = entry.path();
-        if is_finished(&path) {
-            count += 1;
-        } else if plan.load.repeats > 1 {
-            count += (1..=plan.load.repeats)
-                .filter(|r| is_finished(&path.join(r.to_string())))
-                .count();
-        }
+    if let RateMode::Slo { .. } = plan.load.mode {
+        // Probes are named by their rate.
+        let config_dir = dir.join(&plan.configs[config].dir_name);
+        return std::fs::read_dir(config_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().parse::<f64>().is_ok())
+            .filter(|e| is_finished(&e.path()))
+            .count();
     }
-    count
+    matrix::config_cells(plan, config)
+        .iter()
+        .filter(|c| is_finished(&c.dir(plan, dir)))
+        .count()
 }
 
 /// The configuration's next unfinished cell, decided from the finished ones (a sweep's fractions
@@ -544,6 +543,11 @@ mod tests {
             partial_dir(&plan, &second, dir.path()),
             dir.path().join("G1/.0.35-of-max-1.partial")
         );
-        assert_eq!(count_finished(&plan, 0, dir.path()), 1);
+        finish(&dir.path().join("G1/populate"), serde_json::json!({}));
+        assert_eq!(
+            count_finished(&plan, 0, dir.path()),
+            1,
+            "populate is not a cell"
+        );
     }
 }

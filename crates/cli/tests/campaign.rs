@@ -147,6 +147,19 @@ fn dry_run_prints_the_matrix_and_starts_nothing() {
     }
     assert!(!out.exists());
     assert!(!home.path().join("clusters").exists());
+    // --help teaches the plan format.
+    let help = output(campaign(home.path(), &["--help"]));
+    for key in [
+        "[[config]]",
+        "[load]",
+        "args = ",
+        "rates = ",
+        "[sweep]",
+        "[slo]",
+        "--dry-run",
+    ] {
+        assert!(help.stdout.contains(key), "{key:?} in {}", help.stdout);
+    }
     // Every example plan of the repository is valid.
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut seen = 0;

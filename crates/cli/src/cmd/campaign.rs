@@ -22,7 +22,8 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   base-ip = "127.0.0.1"       # node i listens on base-ip + (i-1)
   num-tokens = 16
   start-timeout = "180s"
-  name = "campaign"           # clusters are named <name>-1, <name>-2, ... (one per configuration)
+  name = "seed-004"           # clusters are named <name>-1, <name>-2, ... (one per configuration)
+                              # [default: the plan file's name]
 
   [[config]]                  # one per row of the tables; overrides [cluster]
   name = "Shenandoah jdk17"   # the row label; its directory is the name with spaces as '-'
