@@ -10,7 +10,7 @@
 //! stopped; [`tables::render`] prints the seeds' four tables from the cells' summary.json.
 //!
 //! ```no_run
-//! let plan = cqlbench_campaign::load_plan("examples/seed-000.toml".as_ref())?;
+//! let plan = cqlbench_campaign::load_plan("examples/seed-000-one-machine.toml".as_ref())?;
 //! print!("{}", cqlbench_campaign::matrix::describe(&plan, "results".as_ref()));
 //! let home = cqlbench_cluster::Home::from_env();
 //! let outcome = cqlbench_campaign::run(&plan, "results".as_ref(), &home, &mut |l| eprintln!("{l}"))?;
