@@ -119,6 +119,18 @@ fn bad_plans_are_one_line_errors_before_anything_starts() {
     .unwrap();
     output(campaign(home.path(), &[empty.to_str().unwrap()]))
         .assert_one_line_error(&["line 1, `config`", "empty"]);
+    // A directory holding another plan's campaign is not resumed with this one.
+    let plan = home.path().join("tiny.toml");
+    std::fs::write(&plan, TINY).unwrap();
+    let other = home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("plan.toml"), TINY.replace("8s", "9s")).unwrap();
+    output(campaign(
+        home.path(),
+        &[plan.to_str().unwrap(), "-o", other.to_str().unwrap()],
+    ))
+    .assert_one_line_error(&["holds the results of another plan"]);
+    assert!(!home.path().join("clusters").exists());
 }
 
 #[test]
