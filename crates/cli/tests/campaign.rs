@@ -242,6 +242,27 @@ fn spawn(home: &Path, plan: &Path, out: &Path, log: &Path) -> Child {
         .unwrap()
 }
 
+/// Whatever happens in the test (a failed assertion mid-campaign included), no campaign process and
+/// no node it started outlives it: both are killed by PID when this is dropped.
+struct Reaper {
+    home: PathBuf,
+    campaign: Option<Child>,
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(child) = self.campaign.as_mut() {
+            // std only signals a child it has not reaped yet.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in node_processes(&self.home) {
+            // SAFETY: kill(2) on a node JVM of this test's private home, found by its command line.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
 fn signal(child: &Child, signal: i32) {
     // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
     unsafe { libc::kill(child.id() as i32, signal) };
@@ -292,15 +313,21 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let log = home.path().join("campaign.log");
     let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
     let started = Instant::now();
+    let mut reaper = Reaper {
+        home: home.path().to_path_buf(),
+        campaign: None,
+    };
 
     // 1. SIGINT while the second cell of the first configuration runs.
-    let mut child = spawn(home.path(), &plan, &out, &log);
-    wait_for(&mut child, "the first cell and the second's start", || {
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
+    wait_for(child, "the first cell and the second's start", || {
         out.join("G1-jdk17/200/summary.json").is_file()
             && out.join("G1-jdk17/.400.partial").is_dir()
     });
     std::thread::sleep(Duration::from_secs(3));
-    signal(&child, libc::SIGINT);
+    signal(child, libc::SIGINT);
     let status = child.wait().unwrap();
     assert!(
         !status.success(),
@@ -328,12 +355,14 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     eprintln!("SIGINT step done after {:?}", started.elapsed());
 
     // 2. SIGKILL while the first cell of the second configuration runs: its node is orphaned.
-    let mut child = spawn(home.path(), &plan, &out, &log);
-    wait_for(&mut child, "the second configuration's first cell", || {
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
+    wait_for(child, "the second configuration's first cell", || {
         out.join("Shenandoah-jdk17/.200.partial").is_dir()
     });
     std::thread::sleep(Duration::from_secs(3));
-    signal(&child, libc::SIGKILL);
+    signal(child, libc::SIGKILL);
     let _ = child.wait();
     let after_sigkill = kept_cells(&out);
     for (path, bytes) in &after_sigint {
@@ -347,7 +376,9 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     eprintln!("SIGKILL step done after {:?}", started.elapsed());
 
     // 3. The same plan into the same directory finishes the rest.
-    let mut child = spawn(home.path(), &plan, &out, &log);
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
     let status = child.wait().unwrap();
     let text = log_text();
     assert!(status.success(), "{text}");
