@@ -69,11 +69,35 @@ fn disk_of(path: &Path) -> Value {
     })
 }
 
+/// `java -version`'s banner: vendor, full build and VM (e.g. `OpenJDK 64-Bit Server VM (build
+/// 17.0.15+6-Debian-1deb12u1, mixed mode, sharing)`), which the major version alone does not tell.
+fn java_version_banner(java: &Path) -> Option<Vec<String>> {
+    let output = std::process::Command::new(java)
+        .arg("-version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    Some(
+        text.lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect(),
+    )
+}
+
 /// Everything about the machine and the software that a reader of the results needs.
 pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Value {
     let jdks: Vec<Value> = cqlbench_cluster::jdk::discover(home)
         .iter()
-        .map(|j| json!({"major": j.major, "version": j.version, "home": j.home}))
+        .map(|j| {
+            json!({
+                "major": j.major,
+                "version": j.version,
+                "build": java_version_banner(&j.java()),
+                "home": j.home,
+            })
+        })
         .collect();
     let configs: Vec<Value> = plan
         .configs
@@ -98,4 +122,29 @@ pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Value {
         "load_args": plan.load.args,
         "plan": plan.source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_names_machine_disk_jdk_builds_and_plan() {
+        let text = "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nrates = [1]\nduration = \"1s\"\n";
+        let plan = crate::parse_plan("p.toml", text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let record = record(&plan, dir.path(), &Home::new(dir.path()));
+        assert_eq!(record["plan"], text);
+        assert!(record["cores"].as_u64().unwrap_or(0) >= 1, "{record}");
+        assert!(record["memory_kib"].as_u64().unwrap_or(0) > 0, "{record}");
+        assert!(
+            !record["kernel"].as_str().unwrap_or("").is_empty(),
+            "{record}"
+        );
+        assert!(record["disk"]["results"]["device"].is_string(), "{record}");
+        for jdk in record["jdks_found"].as_array().unwrap() {
+            let banner = jdk["build"].to_string();
+            assert!(banner.contains(&format!("{}", jdk["major"])), "{banner}");
+        }
+    }
 }
