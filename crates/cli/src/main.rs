@@ -21,6 +21,7 @@ use clap::{Parser, Subcommand};
         cqlbench cluster up --nodes 3 --gc shenandoah --heap 1G\n  \
         cqlbench run BasicTimeSeries -d 1m --rate 2000\n  \
         cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log\n  \
+        cqlbench campaign examples/seed-000-one-machine.toml --dry-run\n  \
         cqlbench report results/gc-comparison"
 )]
 struct Cli {
@@ -38,6 +39,8 @@ enum Command {
     Workloads(cmd::run::WorkloadsArgs),
     /// Analyse JVM garbage collector logs
     Gc(cmd::gc::GcArgs),
+    /// Run a plan of cluster configurations x rates, cell by cell, resumable; ends with the seed tables
+    Campaign(cmd::campaign::CampaignArgs),
     /// Tables and charts (Markdown, self-contained HTML) from result directories
     Report(cmd::report::ReportArgs),
     /// Is the difference between two runs real? Figures with confidence intervals
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::execute(*args),
         Command::Workloads(args) => cmd::run::list_workloads(args),
         Command::Gc(args) => cmd::gc::execute(args),
+        Command::Campaign(args) => cmd::campaign::execute(args),
         Command::Report(args) => cmd::report::execute(args),
         Command::Compare(args) => cmd::report::compare(args),
     };

@@ -108,6 +108,9 @@ pub enum ClusterError {
     #[error("process {pid} did not exit after SIGKILL")]
     StopFailed { pid: i32 },
 
+    #[error("interrupted while cluster {name:?} was starting; its nodes have been stopped again")]
+    InterruptedStart { name: String },
+
     #[error("CQL: {0}")]
     Cql(String),
 

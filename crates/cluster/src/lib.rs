@@ -22,6 +22,7 @@ pub mod jdk;
 pub mod jvm;
 pub mod lifecycle;
 pub mod process;
+pub mod scoped;
 pub mod spec;
 pub mod state;
 pub mod tokens;
@@ -36,6 +37,7 @@ pub use lifecycle::{
     NodeStatus,
 };
 pub use process::ProcessState;
+pub use scoped::{check_spec, interrupt, with_cluster};
 pub use spec::{ClusterSpec, DEFAULT_CLUSTER_NAME};
 pub use state::{ClusterState, NodeState};
 pub use version::CassandraVersion;

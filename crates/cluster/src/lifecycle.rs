@@ -35,14 +35,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// answers CQL and sees all its peers. Safe to repeat: running nodes are kept, dead ones restarted.
 pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Result<ClusterState> {
     let started = Instant::now();
-    spec.validate()?;
-    let version = spec.version()?;
-    // Everything that can be refused is refused before anything is fetched or started.
-    let wanted_major = wanted_jdk_major(spec, &version)?;
-    if !spec.force_jdk {
-        version.check_jdk(wanted_major)?;
-    }
-    gc::render(&spec.gc_settings(), wanted_major)?;
+    let (version, wanted_major) = precheck(spec)?;
     // "No --jdk" and "--jdk <the default>" are the same cluster: compare and store the resolved major.
     let normalized;
     let spec = if spec.jdk == JdkChoice::Auto {
@@ -164,6 +157,19 @@ fn security_manager_shim(
     let shim = compat::ensure(home, distribution, jdk, progress)?;
     progress(&format!("JDK {}: {}", jdk.major, shim.describe()));
     Ok(Some(shim))
+}
+
+/// Everything that can be refused is refused before anything is fetched or started: returns the
+/// parsed version and the JDK major the cluster will want.
+pub(crate) fn precheck(spec: &ClusterSpec) -> Result<(CassandraVersion, u32)> {
+    spec.validate()?;
+    let version = spec.version()?;
+    let wanted_major = wanted_jdk_major(spec, &version)?;
+    if !spec.force_jdk {
+        version.check_jdk(wanted_major)?;
+    }
+    gc::render(&spec.gc_settings(), wanted_major)?;
+    Ok((version, wanted_major))
 }
 
 fn wanted_jdk_major(spec: &ClusterSpec, version: &CassandraVersion) -> Result<u32> {

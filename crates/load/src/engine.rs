@@ -501,6 +501,9 @@ async fn run_async(
         scheduled: count.filter(|_| options.rate.is_some()),
         settings,
         populate,
+        measured_start_unix_s: start_wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
     };
     loop {
         let finished = tokio::select! {
@@ -629,6 +632,8 @@ struct SummaryBase {
     scheduled: Option<u64>,
     settings: serde_json::Value,
     populate: Option<PhaseSummary>,
+    /// Wall-clock start of the measured phase, seconds since the epoch.
+    measured_start_unix_s: f64,
 }
 
 /// The seeds' "Average p99" (weighted by window length, so a short last window counts for its
@@ -768,6 +773,7 @@ fn build_summary(
         warmup,
         populate: base.populate.clone(),
         settings: base.settings.clone(),
+        measured_start_unix_s: base.measured_start_unix_s,
     }
 }
 

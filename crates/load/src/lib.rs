@@ -6,6 +6,7 @@
 //! go into per-operation-type HdrHistograms (µs, 3 significant digits). Results are written while the
 //! run goes: `summary.json`, `intervals.csv` and one `.hlog` interval log per operation type.
 
+pub mod args;
 pub mod cqlmap;
 mod engine;
 mod options;
@@ -17,6 +18,7 @@ mod topology;
 mod wire;
 pub mod workload;
 
+pub use args::RunArgs;
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
 pub use engine::{run, RunResult};
 pub use options::{Consistency, Credentials, RunOptions, Stopping};

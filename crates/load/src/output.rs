@@ -129,6 +129,9 @@ pub struct Summary {
     pub warmup: Option<PhaseSummary>,
     pub populate: Option<PhaseSummary>,
     pub settings: serde_json::Value,
+    /// Wall-clock time the measured phase began (seconds since the epoch, the clock of the GC logs'
+    /// decorators): with `duration_s`, the window that server-side figures are lined up with.
+    pub measured_start_unix_s: f64,
 }
 
 /// One row group of intervals.csv: one phase's operations over one reporting interval.

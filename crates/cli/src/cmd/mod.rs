@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod campaign;
 pub mod cluster;
 pub mod gc;
 pub mod report;

@@ -1,397 +1,19 @@
 //! `cqlbench run WORKLOAD …` and `cqlbench workloads`
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use anyhow::{bail, Context};
 use clap::Args;
-use cqlbench_load::{
-    find_workload, parse_replication, parse_table_options, Consistency, Credentials, PartitionGen,
-    RunOptions, Stopping, Workload, WORKLOADS,
-};
-use cqlbench_units::{parse_count, parse_duration, parse_rate};
+use cqlbench_cluster::ClusterError;
+use cqlbench_load::WORKLOADS;
 
-const RUN_EXAMPLES: &str = "\
-Examples:
-  cqlbench run BasicTimeSeries -d 1m --rate 2000
-      a one-minute benchmark on the local cluster (started for the run if none is up)
-  cqlbench run BasicTimeSeries -d 30m -p 100M -c 50 --pg sequence -t 8 -r 0.2 \\
-      --rate 25000 --populate 200000
-      the seed benchmark (tlp-stress command line, unchanged)
-  cqlbench run Tabular --host 10.0.0.1 --host 10.0.0.2 --dc dc1 --rate 8000 -n 50M \\
-      --workload.partsize=5000
-
-How latency is measured:
-  Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
-  is completion minus intended start, so waiting behind a stalled server or a full
-  in-flight limit (-c per thread x -t threads) counts: this is what a user of the database
-  feels (no coordinated omission). Service time (completion minus actual send) is recorded
-  too. If the server cannot keep up, the output says so (offered vs achieved); the load
-  is never quietly lowered.
-
-Successful and failed operations are kept apart:
-  count, latencies, achieved rate and the windowed p99s are of SUCCESSFUL operations only.
-  Failed ones are counted by kind (errors.timeout, unavailable, overloaded, other, unsent)
-  and have their own latency (failed_latency_ms: intended start to the moment the failure
-  was known: a timeout at its deadline, a refused connection at once). An operation due on
-  the schedule but never sent (the server fell too far behind, or the run was stopped) is
-  a failure of kind `unsent`, its latency its age when the run gave up on it: nothing on
-  the schedule is left out. 'kept the target rate' means the successful rate is within 1 %
-  of the target AND nothing failed. Operations are never retried; one that meets a server
-  that forgot the prepared statement is re-prepared and re-sent once (the extra round trip
-  counts in its latency).
-
-Output (in -o DIR, written as the run goes; Ctrl-C keeps everything measured so far):
-  summary.json      ops.TYPE.count (successful), ops.TYPE.errors.KIND (failed), latency,
-                    service-time and failed-latency percentiles, average (weighted by window
-                    length) and max of the per-window p99 (--p99-window, 10 s; the last
-                    window counts whatever its length; null when nothing succeeded), rate
-                    offered/achieved, status (complete, interrupted, failed + failure)
-  intervals.csv     one row per second per phase and op type; elapsed_s counts from the
-                    measured start (negative in the warm-up); sent_ops_s is what the client
-                    really released, scheduled_all_ops_s what the schedule asked for
-  OP.hlog           HdrHistogram interval log of corrected latency of successful ops (us)
-  OP.service.hlog   the same for service time
-  OP.failed.hlog    the same for failed operations (unsent included)
-
-A client thread that fails stops the run: summary.json says why, exit code is 1.
-
-Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
-never the command line.";
-
-#[derive(Debug, Args)]
-#[command(after_help = RUN_EXAMPLES)]
-pub struct RunArgs {
-    /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and parameters)
-    #[arg(value_name = "WORKLOAD")]
-    pub workload: String,
-
-    /// How long the measured phase runs: 30s, 30m, 2h (a bare number is seconds) [default: 1m]
-    #[arg(short = 'd', long, value_name = "DURATION", conflicts_with = "ops")]
-    pub duration: Option<String>,
-
-    /// Number of measured operations instead of a duration: 1M, 50M
-    #[arg(short = 'n', long, value_name = "COUNT")]
-    pub ops: Option<String>,
-
-    /// Number of distinct partitions (keys): 1000, 10k, 100M
-    #[arg(short = 'p', long, value_name = "COUNT", default_value = "1M")]
-    pub partitions: String,
-
-    /// Requests in flight per thread (the in-flight limit is this times --threads)
-    #[arg(
-        short = 'c',
-        long,
-        value_name = "N",
-        default_value = "50",
-        allow_hyphen_values = true
-    )]
-    pub concurrency: String,
-
-    /// Scheduler threads; each sends its share of the schedule
-    #[arg(
-        short = 't',
-        long,
-        value_name = "N",
-        default_value = "2",
-        allow_hyphen_values = true
-    )]
-    pub threads: String,
-
-    /// Share of reads, 0 to 1 [default: the workload's, e.g. 0.01 for BasicTimeSeries like tlp-stress]
-    #[arg(
-        short = 'r',
-        long = "read-ratio",
-        value_name = "RATIO",
-        allow_hyphen_values = true
-    )]
-    pub read_ratio: Option<String>,
-
-    /// Fixed request rate in operations per second (25000, 25k); without it the load is unthrottled
-    #[arg(long, value_name = "OPS_PER_S", allow_hyphen_values = true)]
-    pub rate: Option<String>,
-
-    /// Partition key generator: sequence, random or normal
-    #[arg(long = "pg", value_name = "GENERATOR", default_value = "random")]
-    pub partition_generator: String,
-
-    /// Rows written before the measured phase (not measured; progress is shown)
-    #[arg(long, value_name = "ROWS")]
-    pub populate: Option<String>,
-
-    /// Run the schedule this long before measuring; reported separately, excluded from the result
-    #[arg(long, value_name = "DURATION")]
-    pub warmup: Option<String>,
-
-    /// With --rate, release each thread's operations in groups at most this often (e.g. 3000 ops/s
-    /// on one thread: 6 every 2 ms). Latency counts from the group's release. 0 releases every
-    /// operation at its own time, at the cost of a timer wake-up per operation
-    #[arg(long, value_name = "DURATION", default_value = "2ms")]
-    pub tick: String,
-
-    /// Consistency level [default: the workload's: LOCAL_ONE, or LOCAL_QUORUM for Tabular]
-    #[arg(long = "cl", value_name = "LEVEL")]
-    pub consistency: Option<String>,
-
-    /// Serial consistency level: SERIAL or LOCAL_SERIAL
-    #[arg(
-        long = "serial-cl",
-        value_name = "LEVEL",
-        default_value = "LOCAL_SERIAL"
-    )]
-    pub serial_consistency: String,
-
-    /// Keyspace replication map [default: NetworkTopologyStrategy, RF 3 per DC with >= 3 nodes, else 1]
-    #[arg(long, value_name = "MAP")]
-    pub replication: Option<String>,
-
-    /// Table compaction map, e.g. "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}"
-    /// (table options may follow: "... AND speculative_retry = 'NONE'")
-    #[arg(long, value_name = "MAP")]
-    pub compaction: Option<String>,
-
-    /// Keyspace for the workload's table
-    #[arg(long, value_name = "NAME", default_value = "cqlbench")]
-    pub keyspace: String,
-
-    /// Drop the keyspace first, so the run starts from empty tables
-    #[arg(long)]
-    pub drop: bool,
-
-    /// Connections the driver opens to each node
-    #[arg(long = "connections-per-host", value_name = "N", default_value = "2")]
-    pub connections_per_host: String,
-
-    /// Contact point (repeatable, or comma-separated). Without it, the local cluster from `cqlbench cluster`
-    /// is used, or a 1-node cluster is started for the run and stopped afterwards
-    #[arg(long = "host", value_name = "HOST")]
-    pub hosts: Vec<String>,
-
-    /// CQL native port
-    #[arg(long, value_name = "PORT", default_value = "9042")]
-    pub port: String,
-
-    /// Route requests only to this datacenter's nodes (DC-aware load balancing)
-    #[arg(long, value_name = "DC")]
-    pub dc: Option<String>,
-
-    /// Client-side timeout per request; a timed-out operation is counted and recorded with its latency
-    #[arg(
-        long = "request-timeout",
-        value_name = "DURATION",
-        default_value = "12s"
-    )]
-    pub request_timeout: String,
-
-    /// Result directory [default: ./cqlbench-results/WORKLOAD-YYYYMMDD-HHMMSS]
-    #[arg(short = 'o', long = "out", value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Seed for keys and values: the same seed gives the same keys
-    #[arg(long, value_name = "N", default_value = "0")]
-    pub seed: String,
-
-    /// File with `username=...` and `password=...` lines
-    #[arg(long = "credentials-file", value_name = "FILE")]
-    pub credentials_file: Option<PathBuf>,
-
-    /// Connect with TLS, trusting this CA certificate (PEM)
-    #[arg(long, value_name = "CA_FILE")]
-    pub tls: Option<PathBuf>,
-
-    /// Window length for the average and maximum p99 (the seed tables' "Average p99"/"Max p99")
-    #[arg(long = "p99-window", value_name = "DURATION", default_value = "10s")]
-    pub p99_window: String,
-
-    /// Workload parameters as --workload.NAME=VALUE (e.g. --workload.partsize=5000)
-    #[arg(value_name = "--workload.NAME=VALUE", allow_hyphen_values = true, num_args = 0.., hide = true)]
-    pub workload_params: Vec<String>,
-}
+pub use cqlbench_load::RunArgs;
 
 #[derive(Debug, Args)]
 pub struct WorkloadsArgs {}
-
-fn parse_number<T>(flag: &str, text: &str, min: T) -> anyhow::Result<T>
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display,
-{
-    let value: T = text
-        .trim()
-        .parse()
-        .ok()
-        .with_context(|| format!("invalid {flag} '{text}': expected a whole number"))?;
-    if value < min {
-        bail!("invalid {flag} '{text}': must be at least {min}");
-    }
-    Ok(value)
-}
-
-fn parse_workload_params(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
-    raw.iter()
-        .map(|arg| {
-            let setting = arg.strip_prefix("--workload.").with_context(|| {
-                format!("unexpected argument '{arg}' (workload parameters are written --workload.NAME=VALUE)")
-            })?;
-            let (name, value) = setting
-                .split_once('=')
-                .with_context(|| format!("'{arg}' has no value: write --workload.NAME=VALUE"))?;
-            Ok((name.to_string(), value.to_string()))
-        })
-        .collect()
-}
-
-fn read_credentials(file: Option<&Path>) -> anyhow::Result<Option<Credentials>> {
-    if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read credentials file {}", path.display()))?;
-        let mut username = None;
-        let mut password = None;
-        for line in text.lines() {
-            let line = line.trim();
-            let Some((key, value)) = line.split_once('=').or_else(|| line.split_once(':')) else {
-                continue;
-            };
-            match key.trim() {
-                "username" | "user" => username = Some(value.trim().to_string()),
-                "password" => password = Some(value.trim().to_string()),
-                _ => {}
-            }
-        }
-        return match (username, password) {
-            (Some(username), Some(password)) => Ok(Some(Credentials { username, password })),
-            _ => bail!(
-                "credentials file {} needs 'username=...' and 'password=...' lines",
-                path.display()
-            ),
-        };
-    }
-    match (
-        std::env::var("CQLBENCH_USERNAME"),
-        std::env::var("CQLBENCH_PASSWORD"),
-    ) {
-        (Ok(username), Ok(password)) => Ok(Some(Credentials { username, password })),
-        (Ok(_), Err(_)) | (Err(_), Ok(_)) => {
-            bail!("set both CQLBENCH_USERNAME and CQLBENCH_PASSWORD, or neither")
-        }
-        _ => Ok(None),
-    }
-}
-
-/// `YYYYMMDD-HHMMSS` in UTC, without a date library.
-fn timestamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// Turns the command line into validated run options (everything except where to connect).
-fn build_options(args: &RunArgs, hosts: Vec<String>) -> anyhow::Result<RunOptions> {
-    let info = find_workload(&args.workload)?;
-    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
-    });
-    let mut o = RunOptions::new(workload, hosts, out);
-    o.stopping = match (&args.duration, &args.ops) {
-        (_, Some(n)) => Stopping::Ops(parse_count(n)?),
-        (Some(d), None) => Stopping::Duration(parse_duration(d)?),
-        (None, None) => Stopping::Duration(Duration::from_secs(60)),
-    };
-    o.partitions = parse_count(&args.partitions)?;
-    o.concurrency = parse_number("--concurrency", &args.concurrency, 1usize)?;
-    o.threads = parse_number("--threads", &args.threads, 1usize)?;
-    if let Some(r) = &args.read_ratio {
-        o.read_ratio = r
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| (0.0..=1.0).contains(v))
-            .with_context(|| {
-                format!(
-                    "invalid read ratio '{r}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
-                )
-            })?;
-    }
-    o.rate = args.rate.as_deref().map(parse_rate).transpose()?;
-    o.partition_gen = args.partition_generator.parse::<PartitionGen>()?;
-    o.populate = args
-        .populate
-        .as_deref()
-        .map(parse_count)
-        .transpose()?
-        .unwrap_or(0);
-    o.warmup = args
-        .warmup
-        .as_deref()
-        .map(parse_duration)
-        .transpose()?
-        .unwrap_or(Duration::ZERO);
-    o.tick = parse_duration(&args.tick)?;
-    if let Some(cl) = &args.consistency {
-        o.consistency = cl.parse::<Consistency>()?;
-    }
-    o.serial_consistency = args.serial_consistency.parse::<Consistency>()?;
-    if !matches!(
-        o.serial_consistency,
-        Consistency::Serial | Consistency::LocalSerial
-    ) {
-        bail!("--serial-cl must be SERIAL or LOCAL_SERIAL");
-    }
-    o.replication = args
-        .replication
-        .as_deref()
-        .map(parse_replication)
-        .transpose()?;
-    o.compaction = args
-        .compaction
-        .as_deref()
-        .map(|c| parse_table_options("compaction", c))
-        .transpose()?;
-    o.keyspace = args.keyspace.clone();
-    o.drop_keyspace = args.drop;
-    o.connections_per_host =
-        parse_number("--connections-per-host", &args.connections_per_host, 1usize)?;
-    o.port = parse_number("--port", &args.port, 1u16)?;
-    o.dc = args.dc.clone();
-    o.request_timeout = parse_duration(&args.request_timeout)?;
-    o.seed = parse_number("--seed", &args.seed, 0u64)?;
-    o.credentials = read_credentials(args.credentials_file.as_deref())?;
-    o.tls_ca = args.tls.clone();
-    if let Some(ca) = &o.tls_ca {
-        if !ca.is_file() {
-            bail!("--tls CA file {} does not exist", ca.display());
-        }
-    }
-    o.p99_window = parse_duration(&args.p99_window)?;
-    if o.p99_window.is_zero() {
-        bail!("--p99-window must be greater than zero");
-    }
-    o.validate()?;
-    Ok(o)
-}
 
 /// clap has no pattern for `--workload.NAME=VALUE` flags, so they are collected by a catch-all positional,
 /// which also swallows every flag after the first of them. When that happened, parse the command line
 /// again without the workload parameters.
 fn separate_workload_params(args: RunArgs) -> anyhow::Result<RunArgs> {
-    use clap::{Args as _, FromArgMatches as _};
     if args
         .workload_params
         .iter()
@@ -403,46 +25,19 @@ fn separate_workload_params(args: RunArgs) -> anyhow::Result<RunArgs> {
     let Some(run_at) = argv.iter().skip(1).position(|a| a == "run") else {
         return Ok(args);
     };
-    let (params, rest): (Vec<String>, Vec<String>) = argv[run_at + 2..]
-        .iter()
-        .cloned()
-        .partition(|a| a.starts_with("--workload."));
-    let command = RunArgs::augment_args(clap::Command::new("cqlbench run").no_binary_name(true));
-    let one_line = |e: clap::Error| {
-        let text = e.to_string();
-        anyhow::anyhow!(
-            "{}",
-            text.lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-        )
-    };
-    let matches = command.try_get_matches_from(rest).map_err(one_line)?;
-    let mut reparsed = RunArgs::from_arg_matches(&matches).map_err(one_line)?;
-    reparsed.workload_params.extend(params);
-    Ok(reparsed)
+    Ok(RunArgs::parse_from(&argv[run_at + 2..])?)
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<()> {
     let args = separate_workload_params(args)?;
-    let explicit_hosts: Vec<String> = args
-        .hosts
-        .iter()
-        .flat_map(|h| h.split(','))
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .collect();
+    let explicit_hosts = args.explicit_hosts();
     // Validate everything before touching any cluster, so bad input fails fast and alone.
     let placeholder = vec!["127.0.0.1".to_string()];
-    build_options(
-        &args,
-        if explicit_hosts.is_empty() {
-            placeholder
-        } else {
-            explicit_hosts.clone()
-        },
-    )?;
+    args.to_options(if explicit_hosts.is_empty() {
+        placeholder
+    } else {
+        explicit_hosts.clone()
+    })?;
     if explicit_hosts.is_empty() {
         return run_on_embedded_cluster(&args);
     }
@@ -456,7 +51,7 @@ fn run_with_hosts(
     hosts: Vec<String>,
     cluster: Option<&cqlbench_cluster::ClusterState>,
 ) -> anyhow::Result<()> {
-    let options = build_options(args, hosts)?;
+    let options = args.to_options(hosts)?;
     eprintln!(
         "cqlbench: {} on {} — results in {}",
         options.workload.info.name,
@@ -510,47 +105,17 @@ fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
     };
     let mut print = |line: &str| eprintln!("{line}");
     // A Ctrl-C while the node starts must not leave it running: note it, let start-up finish, stop it.
-    sigint::defer();
-    let started = cqlbench_cluster::up(&home, &spec, &mut print);
-    let interrupted_in_startup = sigint::received();
-    let result = match &started {
-        Ok(_) if interrupted_in_startup => Ok(()),
-        Ok(state) => run_with_hosts(args, contact_points(state), Some(state)),
-        Err(_) => Ok(()),
-    };
-    // Stop the node even if cluster start-up half-failed: nothing this run started may outlive it.
-    let stopped = cqlbench_cluster::down(&home, &spec.name, &mut print);
-    started.context("cannot start the local cluster for the run")?;
-    if interrupted_in_startup {
-        bail!("interrupted while the local node was starting; it has been stopped again");
-    }
-    result?;
-    stopped.context("cannot stop the local cluster started for the run")?;
-    Ok(())
-}
-
-/// SIGINT noted instead of ending the process (the load engine installs its own handler for the run).
-mod sigint {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    static RECEIVED: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn note(_: libc::c_int) {
-        RECEIVED.store(true, Ordering::SeqCst);
-        let message =
-            b"\ncqlbench: interrupted: the node will be stopped as soon as its start-up returns\n";
-        // SAFETY: write(2) is async-signal-safe; the buffer is static.
-        unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
-    }
-
-    pub fn defer() {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe { libc::signal(libc::SIGINT, note as *const () as libc::sighandler_t) };
-    }
-
-    pub fn received() -> bool {
-        RECEIVED.load(Ordering::SeqCst)
-    }
+    cqlbench_cluster::interrupt::defer();
+    let outcome = cqlbench_cluster::with_cluster(&home, &spec, &mut print, |state, _| {
+        run_with_hosts(args, contact_points(state), Some(state))
+    });
+    outcome.map_err(|error| match error.downcast_ref::<ClusterError>() {
+        Some(ClusterError::InterruptedStart { .. }) => anyhow::anyhow!(
+            "interrupted while the local node was starting; it has been stopped again"
+        ),
+        Some(_) => error.context("the local cluster for the run"),
+        None => error,
+    })
 }
 
 pub fn list_workloads(_args: WorkloadsArgs) -> anyhow::Result<()> {

@@ -1,0 +1,150 @@
+//! The campaign's environment record: enough to reproduce a result, or to distrust it.
+
+use std::path::Path;
+
+use cqlbench_cluster::Home;
+use serde_json::{json, Value};
+
+use crate::plan::Plan;
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+fn cpu_model() -> Option<String> {
+    read("/proc/cpuinfo")
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn meminfo_kib(key: &str) -> Option<u64> {
+    read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The mount holding `path` (longest mount point that prefixes it), with its device and whether the
+/// device says it is rotational.
+fn disk_of(path: &Path) -> Value {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mounts = read("/proc/mounts");
+    let best = mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?, f.next()?, f.next()?))
+        })
+        .filter(|(_, mount, _)| path.starts_with(mount))
+        .max_by_key(|(_, mount, _)| mount.len());
+    let Some((device, mount, fstype)) = best else {
+        return Value::Null;
+    };
+    let block = device.trim_start_matches("/dev/");
+    let base: String = block
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .to_string();
+    let rotational = [block, base.as_str()]
+        .iter()
+        .map(|b| read(&format!("/sys/block/{b}/queue/rotational")))
+        .find(|v| !v.is_empty())
+        .map(|v| v.trim() == "1");
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    let c_path = std::ffi::CString::new(mount).unwrap_or_default();
+    // SAFETY: c_path is a valid C string and stat a properly sized output buffer.
+    let ok = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } == 0;
+    json!({
+        "path": path,
+        "device": device,
+        "mount": mount,
+        "filesystem": fstype,
+        "rotational": rotational,
+        "size_bytes": ok.then(|| stat.f_blocks as u64 * stat.f_frsize as u64),
+        "free_bytes": ok.then(|| stat.f_bavail as u64 * stat.f_frsize as u64),
+    })
+}
+
+/// `java -version`'s banner: vendor, full build and VM (e.g. `OpenJDK 64-Bit Server VM (build
+/// 17.0.15+6-Debian-1deb12u1, mixed mode, sharing)`), which the major version alone does not tell.
+fn java_version_banner(java: &Path) -> Option<Vec<String>> {
+    let output = std::process::Command::new(java)
+        .arg("-version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    Some(
+        text.lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect(),
+    )
+}
+
+/// Everything about the machine and the software that a reader of the results needs.
+pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Value {
+    let jdks: Vec<Value> = cqlbench_cluster::jdk::discover(home)
+        .iter()
+        .map(|j| {
+            json!({
+                "major": j.major,
+                "version": j.version,
+                "build": java_version_banner(&j.java()),
+                "home": j.home,
+            })
+        })
+        .collect();
+    let configs: Vec<Value> = plan
+        .configs
+        .iter()
+        .map(|c| json!({"name": c.name, "directory": c.dir_name, "spec": c.spec}))
+        .collect();
+    json!({
+        "cqlbench_version": env!("CARGO_PKG_VERSION"),
+        "recorded_at_unix_s": crate::figures::unix_now(),
+        "cpu_model": cpu_model(),
+        "cores": std::thread::available_parallelism().map(|n| n.get()).ok(),
+        "memory_kib": meminfo_kib("MemTotal:"),
+        "kernel": read("/proc/sys/kernel/osrelease").trim(),
+        "kernel_build": read("/proc/sys/kernel/version").trim(),
+        "disk": {
+            "results": disk_of(dir),
+            "clusters": disk_of(home.root()),
+        },
+        "jdks_found": jdks,
+        "configs": configs,
+        "workload": plan.load.workload,
+        "load_args": plan.load.args,
+        "plan": plan.source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_names_machine_disk_jdk_builds_and_plan() {
+        let text = "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nrates = [1]\nduration = \"1s\"\n";
+        let plan = crate::parse_plan("p.toml", text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let record = record(&plan, dir.path(), &Home::new(dir.path()));
+        assert_eq!(record["plan"], text);
+        assert!(record["cores"].as_u64().unwrap_or(0) >= 1, "{record}");
+        assert!(record["memory_kib"].as_u64().unwrap_or(0) > 0, "{record}");
+        assert!(
+            !record["kernel"].as_str().unwrap_or("").is_empty(),
+            "{record}"
+        );
+        assert!(record["disk"]["results"]["device"].is_string(), "{record}");
+        for jdk in record["jdks_found"].as_array().unwrap() {
+            let banner = jdk["build"].to_string();
+            assert!(banner.contains(&format!("{}", jdk["major"])), "{banner}");
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Everything that can stop a campaign, each as one line.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum CampaignError {
+    /// A plan that cannot run, found before anything starts.
+    #[error("{path}, line {line}, `{key}`: {message}")]
+    Plan {
+        path: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Directory(String),
+
+    #[error(transparent)]
+    Cluster(#[from] cqlbench_cluster::ClusterError),
+
+    #[error(transparent)]
+    Load(#[from] cqlbench_load::LoadError),
+
+    #[error("interrupted: finished cells are kept, the cell that was running was discarded; run the same plan into the same directory to resume")]
+    Interrupted,
+}
+
+pub(crate) trait IoContext<T> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T, CampaignError>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T, CampaignError> {
+        self.map_err(|source| CampaignError::Io {
+            context: context(),
+            source,
+        })
+    }
+}

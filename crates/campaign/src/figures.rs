@@ -1,0 +1,508 @@
+//! Server-side figures of one cell, per node, over exactly the cell's measured window: the GC log
+//! lines of the window and their analysis, process CPU per successful operation, the GC threads'
+//! share of that CPU, and write amplification (compacted bytes / flushed bytes).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cqlbench_cluster::NodeState;
+use serde::Serialize;
+
+/// A time window in seconds since the epoch (the clock of the GC log decorators).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Window {
+    pub start_unix_s: f64,
+    pub end_unix_s: f64,
+}
+
+impl Window {
+    pub fn contains(&self, t: f64) -> bool {
+        t >= self.start_unix_s && t <= self.end_unix_s
+    }
+    pub fn length_s(&self) -> f64 {
+        self.end_unix_s - self.start_unix_s
+    }
+}
+
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+// ---- CPU from /proc ----
+
+/// Names (`/proc/<pid>/task/*/comm`, at most 15 bytes) of HotSpot's collector threads: parallel
+/// workers (`GC Thread#N`), G1's refinement and marking threads, Shenandoah's and ZGC's workers
+/// and drivers, CMS's threads. The `VM Thread`, which runs safepoint operations, is counted apart.
+const GC_THREAD_PREFIXES: &[&str] = &[
+    "GC Thread",
+    "G1 ",
+    "Shenandoah",
+    "ZWorker",
+    "ZDirector",
+    "ZDriver",
+    "ZStat",
+    "ZUncommit",
+    "ZUnmapper",
+    "ZRelocat",
+    "CMS ",
+    "Conc#",
+];
+
+/// One reading of a JVM's CPU, in seconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuReading {
+    at_unix_s: f64,
+    process_s: f64,
+    gc_threads_s: f64,
+    vm_thread_s: f64,
+}
+
+fn clock_ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+/// utime + stime (fields 14 and 15) of a `/proc/.../stat` file, in clock ticks.
+fn stat_ticks(path: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    // The command name (field 2) may contain spaces; the fields after its closing parenthesis don't.
+    let after = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // `after` starts at field 3, so fields 14 and 15 are at 11 and 12.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+fn read_cpu(pid: i32, ticks_per_s: f64) -> Option<CpuReading> {
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    let process = stat_ticks(&proc_dir.join("stat"))?;
+    let (mut gc, mut vm) = (0u64, 0u64);
+    for task in std::fs::read_dir(proc_dir.join("task")).ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let comm = comm.trim_end();
+        let is_gc = GC_THREAD_PREFIXES.iter().any(|p| comm.starts_with(p));
+        if !is_gc && comm != "VM Thread" {
+            continue;
+        }
+        let ticks = stat_ticks(&task.path().join("stat")).unwrap_or(0);
+        if is_gc {
+            gc += ticks;
+        } else {
+            vm += ticks;
+        }
+    }
+    Some(CpuReading {
+        at_unix_s: unix_now(),
+        process_s: process as f64 / ticks_per_s,
+        gc_threads_s: gc as f64 / ticks_per_s,
+        vm_thread_s: vm as f64 / ticks_per_s,
+    })
+}
+
+/// Reads every node's CPU once a second on its own thread, so that the window's CPU can be
+/// interpolated at the measured phase's exact edges (which only the load knows, afterwards).
+pub struct CpuSampler {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    samples: Arc<Mutex<Vec<Vec<CpuReading>>>>,
+}
+
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+impl CpuSampler {
+    pub fn start(pids: Vec<i32>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let samples = Arc::new(Mutex::new(vec![Vec::new(); pids.len()]));
+        let (stop_flag, store) = (stop.clone(), samples.clone());
+        let thread = std::thread::spawn(move || {
+            let ticks = clock_ticks_per_s();
+            loop {
+                let readings: Vec<Option<CpuReading>> =
+                    pids.iter().map(|pid| read_cpu(*pid, ticks)).collect();
+                if let Ok(mut store) = store.lock() {
+                    for (node, reading) in readings.into_iter().enumerate() {
+                        store[node].extend(reading);
+                    }
+                }
+                if stop_flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                // Sleep in short steps so that stopping is quick.
+                let until = std::time::Instant::now() + SAMPLE_EVERY;
+                while std::time::Instant::now() < until && !stop_flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+            samples,
+        }
+    }
+
+    /// Stops sampling (after one last reading) and returns each node's CPU over `window`.
+    pub fn finish(mut self, window: Window) -> Vec<Option<NodeCpu>> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
+        samples.iter().map(|node| cpu_over(node, window)).collect()
+    }
+}
+
+impl Drop for CpuSampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// CPU seconds of one node over a window.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct NodeCpu {
+    pub process_s: f64,
+    pub gc_threads_s: f64,
+    pub vm_thread_s: f64,
+}
+
+/// Linear interpolation of the cumulative counters at the window's edges.
+fn cpu_over(samples: &[CpuReading], window: Window) -> Option<NodeCpu> {
+    let at = |t: f64| -> Option<CpuReading> {
+        let after = samples.iter().position(|s| s.at_unix_s >= t)?;
+        if after == 0 {
+            return Some(samples[0]);
+        }
+        let (a, b) = (samples[after - 1], samples[after]);
+        let f = (t - a.at_unix_s) / (b.at_unix_s - a.at_unix_s).max(1e-9);
+        let lerp = |x: f64, y: f64| x + (y - x) * f;
+        Some(CpuReading {
+            at_unix_s: t,
+            process_s: lerp(a.process_s, b.process_s),
+            gc_threads_s: lerp(a.gc_threads_s, b.gc_threads_s),
+            vm_thread_s: lerp(a.vm_thread_s, b.vm_thread_s),
+        })
+    };
+    let (start, end) = (at(window.start_unix_s)?, at(window.end_unix_s)?);
+    Some(NodeCpu {
+        process_s: end.process_s - start.process_s,
+        gc_threads_s: end.gc_threads_s - start.gc_threads_s,
+        vm_thread_s: end.vm_thread_s - start.vm_thread_s,
+    })
+}
+
+// ---- GC log of the window ----
+
+/// The wall-clock decorator of a unified log line, `[2026-11-22T12:27:25.726+0000]`, in seconds
+/// since the epoch.
+pub fn unified_line_time(line: &str) -> Option<f64> {
+    let stamp = line.strip_prefix('[')?.split(']').next()?;
+    let (date, rest) = stamp.split_once('T')?;
+    let zone_at = rest.rfind(['+', '-'])?;
+    let (clock, zone) = rest.split_at(zone_at);
+    let seconds = civil_seconds(date, clock.replace(',', ".").as_str())?;
+    let sign = if zone.starts_with('-') { -1.0 } else { 1.0 };
+    let zone = &zone[1..];
+    let offset =
+        zone.get(0..2)?.parse::<f64>().ok()? * 3600.0 + zone.get(2..4)?.parse::<f64>().ok()? * 60.0;
+    Some(seconds - sign * offset)
+}
+
+/// `2026-11-22` and `12:27:25.726` (UTC) to seconds since the epoch.
+fn civil_seconds(date: &str, clock: &str) -> Option<f64> {
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
+    let mut c = clock.split(':');
+    let (hour, minute) = (
+        c.next()?.parse::<f64>().ok()?,
+        c.next()?.parse::<f64>().ok()?,
+    );
+    let second = c.next()?.parse::<f64>().ok()?;
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + hour * 3600.0 + minute * 60.0 + second)
+}
+
+/// The node's GC log parts, oldest first (`gc.log.N` rotations, then `gc.log`).
+fn gc_log_parts(gc_log: &Path) -> Vec<std::path::PathBuf> {
+    let mut parts: Vec<(u64, std::path::PathBuf)> = Vec::new();
+    if let (Some(dir), Some(name)) = (gc_log.parent(), gc_log.file_name()) {
+        let name = name.to_string_lossy().to_string();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let file = entry.file_name().to_string_lossy().to_string();
+            if let Some(n) = file
+                .strip_prefix(&format!("{name}."))
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                parts.push((n, entry.path()));
+            }
+        }
+    }
+    // HotSpot rotates by a counter that wraps; order the parts by modification time instead.
+    parts.sort_by_key(|(_, p)| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    let mut ordered: Vec<_> = parts.into_iter().map(|(_, p)| p).collect();
+    ordered.push(gc_log.to_path_buf());
+    ordered
+}
+
+/// The lines of the node's GC log stamped within the window (a line is stamped when its event ends).
+pub fn gc_lines_in(gc_log: &Path, window: Window) -> String {
+    let mut out = String::new();
+    for part in gc_log_parts(gc_log) {
+        let Ok(text) = std::fs::read_to_string(&part) else {
+            continue;
+        };
+        for line in text.lines() {
+            if unified_line_time(line).is_some_and(|t| window.contains(t)) {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+// ---- write amplification ----
+
+/// A `system.log` line's time, `INFO  [thread] 2026-11-22 13:47:33,399 File.java:…` (the node logs
+/// in UTC here: its JVM runs without a TZ of its own on a UTC machine).
+fn system_log_time(line: &str) -> Option<f64> {
+    let after_thread = &line[line.find("] ")? + 2..];
+    let mut words = after_thread.split_whitespace();
+    let (date, clock) = (words.next()?, words.next()?);
+    civil_seconds(date, &clock.replace(',', "."))
+}
+
+/// `(6.292MiB)` → bytes.
+fn parse_size_in_parens(text: &str) -> Option<f64> {
+    let inner = text.strip_prefix('(')?.strip_suffix(')')?;
+    let units = [
+        ("KiB", 1024.0),
+        ("MiB", 1024.0 * 1024.0),
+        ("GiB", 1024.0 * 1024.0 * 1024.0),
+        ("TiB", 1024.0f64.powi(4)),
+        ("B", 1.0),
+    ];
+    units.iter().find_map(|(unit, factor)| {
+        inner
+            .strip_suffix(unit)
+            .and_then(|n| n.parse::<f64>().ok())
+            .map(|n| n * factor)
+    })
+}
+
+/// Bytes flushed to the keyspace's tables within the window, from the node's `Completed flushing
+/// <dir>/<keyspace>/<table>-<id>/…-Data.db (6.292MiB)` lines.
+pub fn flushed_bytes(system_log: &Path, keyspace: &str, window: Window) -> f64 {
+    let Ok(text) = std::fs::read_to_string(system_log) else {
+        return 0.0;
+    };
+    let in_keyspace = format!("/{keyspace}/");
+    text.lines()
+        .filter(|line| line.contains("Completed flushing") && line.contains(&in_keyspace))
+        .filter(|line| system_log_time(line).is_some_and(|t| window.contains(t)))
+        .filter_map(|line| {
+            let size = line
+                .split_whitespace()
+                .find(|w| w.starts_with('(') && w.ends_with(')'))?;
+            parse_size_in_parens(size)
+        })
+        .fold(0.0, |total, bytes| total + bytes)
+}
+
+/// Bytes written by compactions of the keyspace's tables that finished within the window, from the
+/// node's `system.compaction_history`.
+pub fn compacted_bytes(address: SocketAddr, keyspace: &str, window: Window) -> Result<f64, String> {
+    let keyspace = keyspace.to_string();
+    cqlbench_cluster::cql::block_on(async move {
+        let session = cqlbench_cluster::cql::single_node_session(address, Duration::from_secs(10))
+            .await
+            .map_err(|e| e.to_string())?;
+        let rows = session
+            .query_unpaged(
+                "SELECT keyspace_name, compacted_at, bytes_out FROM system.compaction_history",
+                &[],
+            )
+            .await
+            .map_err(|e| e.to_string())?
+            .into_rows_result()
+            .map_err(|e| e.to_string())?;
+        let mut total = 0.0;
+        for row in rows
+            .rows::<(
+                Option<String>,
+                Option<scylla::value::CqlTimestamp>,
+                Option<i64>,
+            )>()
+            .map_err(|e| e.to_string())?
+        {
+            let (ks, at, bytes) = row.map_err(|e| e.to_string())?;
+            let at_s = at.map_or(0.0, |t| t.0 as f64 / 1000.0);
+            if ks.as_deref() == Some(keyspace.as_str()) && window.contains(at_s) {
+                total += bytes.unwrap_or(0) as f64;
+            }
+        }
+        Ok(total)
+    })
+}
+
+/// Everything measured on one node for one cell (`node<i>/figures.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeFigures {
+    pub node: usize,
+    pub address: String,
+    pub pid: Option<i32>,
+    /// The collector the live JVM reported at start-up (`jcmd VM.flags`): a window's GC log lines
+    /// rarely include the `Using …` line that names it.
+    pub collector: Option<String>,
+    pub window: Window,
+    /// CPU seconds of the whole JVM process over the window.
+    pub process_cpu_s: Option<f64>,
+    /// Process CPU per successful operation of the cell (all nodes' operations: each node's
+    /// share of the cluster's work is not known to the client), in milliseconds.
+    pub cpu_ms_per_op: Option<f64>,
+    pub gc_threads_cpu_s: Option<f64>,
+    /// GC threads' CPU / process CPU.
+    pub gc_threads_cpu_share: Option<f64>,
+    /// CPU of the `VM Thread` (safepoint operations, including GC's serial parts).
+    pub vm_thread_cpu_s: Option<f64>,
+    pub gc_log_lines: usize,
+    pub flushed_bytes: f64,
+    pub compacted_bytes: Option<f64>,
+    /// compacted / flushed; `null` when nothing was flushed in the window or the history was unreadable.
+    pub write_amplification: Option<f64>,
+    pub notes: Vec<String>,
+}
+
+/// Collects one node's figures and writes `gc.log` (the window's lines), `gc-analysis.json` and
+/// `figures.json` into `dir`.
+pub fn collect_node(
+    node: &NodeState,
+    keyspace: &str,
+    window: Window,
+    cpu: Option<NodeCpu>,
+    successful_ops: u64,
+    dir: &Path,
+) -> std::io::Result<NodeFigures> {
+    std::fs::create_dir_all(dir)?;
+    let mut notes = Vec::new();
+    let lines = gc_lines_in(&node.gc_log, window);
+    let gc_path = dir.join("gc.log");
+    std::fs::write(&gc_path, &lines)?;
+    let analysis = if lines.is_empty() {
+        notes.push("no GC log line in the window".to_string());
+        serde_json::Value::Null
+    } else {
+        match cqlbench_gclog::analyze_paths(std::slice::from_ref(&gc_path)) {
+            Ok(report) => serde_json::to_value(&report).unwrap_or(serde_json::Value::Null),
+            Err(e) => {
+                notes.push(format!("GC analysis: {e}"));
+                serde_json::Value::Null
+            }
+        }
+    };
+    write_json(&dir.join("gc-analysis.json"), &analysis)?;
+    let flushed = flushed_bytes(&node.system_log, keyspace, window);
+    let compacted = match compacted_bytes(node.cql_address(), keyspace, window) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            notes.push(format!("compaction history unreadable: {e}"));
+            None
+        }
+    };
+    if cpu.is_none() {
+        notes.push("no CPU readings of the process over the window".to_string());
+    }
+    let figures = NodeFigures {
+        node: node.index,
+        address: node.address.to_string(),
+        pid: node.pid,
+        collector: node.effective_collector.clone(),
+        window,
+        process_cpu_s: cpu.map(|c| c.process_s),
+        cpu_ms_per_op: cpu
+            .filter(|_| successful_ops > 0)
+            .map(|c| c.process_s * 1000.0 / successful_ops as f64),
+        gc_threads_cpu_s: cpu.map(|c| c.gc_threads_s),
+        gc_threads_cpu_share: cpu
+            .filter(|c| c.process_s > 0.0)
+            .map(|c| c.gc_threads_s / c.process_s),
+        vm_thread_cpu_s: cpu.map(|c| c.vm_thread_s),
+        gc_log_lines: lines.lines().count(),
+        flushed_bytes: flushed,
+        compacted_bytes: compacted,
+        write_amplification: compacted.filter(|_| flushed > 0.0).map(|c| c / flushed),
+        notes,
+    };
+    write_json(&dir.join("figures.json"), &figures)?;
+    Ok(figures)
+}
+
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    std::fs::write(path, text + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_decorator_is_utc_seconds() {
+        let t =
+            unified_line_time("[2026-11-22T12:27:25.726+0000][6.972s][info][gc] Pause").unwrap();
+        // 2026-11-22T12:27:25.726Z
+        assert!((t - 1_795_350_445.726).abs() < 1e-3, "{t}");
+        let shifted = unified_line_time("[2026-11-22T13:27:25.726+0100][6.972s]").unwrap();
+        assert!((shifted - t).abs() < 1e-6);
+        assert_eq!(unified_line_time("no stamp"), None);
+    }
+
+    #[test]
+    fn flush_lines_give_bytes_and_times() {
+        let line = "INFO  [PerDiskMemtableFlushWriter_0:1] 2026-11-22 12:27:25,726 Flushing.java:179 - Completed flushing /d/data/ks/t-1/nb-1-big-Data.db (6.292MiB) for commitlog position";
+        assert!((system_log_time(line).unwrap() - 1_795_350_445.726).abs() < 1e-3);
+        assert_eq!(parse_size_in_parens("(177B)"), Some(177.0));
+        assert_eq!(parse_size_in_parens("(2.000KiB)"), Some(2048.0));
+    }
+
+    #[test]
+    fn cpu_is_interpolated_at_the_window_edges() {
+        let reading = |t: f64, cpu: f64| CpuReading {
+            at_unix_s: t,
+            process_s: cpu,
+            gc_threads_s: cpu / 10.0,
+            vm_thread_s: 0.0,
+        };
+        let samples = [reading(0.0, 0.0), reading(10.0, 10.0), reading(20.0, 30.0)];
+        let cpu = cpu_over(
+            &samples,
+            Window {
+                start_unix_s: 5.0,
+                end_unix_s: 15.0,
+            },
+        )
+        .unwrap();
+        assert!((cpu.process_s - 15.0).abs() < 1e-9);
+        assert!((cpu.gc_threads_s - 1.5).abs() < 1e-9);
+    }
+}

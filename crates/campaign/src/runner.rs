@@ -1,0 +1,553 @@
+//! Running a plan: a fresh cluster per configuration, populate once, then every cell, each written
+//! atomically (built in a hidden sibling directory, renamed when complete), so that running the same
+//! plan into the same directory again skips what is finished.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cqlbench_cluster::{ClusterState, Home};
+use serde_json::Value;
+
+use crate::error::{CampaignError, IoContext};
+use crate::figures::{self, CpuSampler, Window};
+use crate::matrix::{self, Cell, CellRate};
+use crate::plan::{Plan, RateMode};
+
+/// The copy of the plan a campaign directory belongs to.
+pub const PLAN_FILE: &str = "plan.toml";
+
+/// What a finished campaign did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Cells run now.
+    pub ran: usize,
+    /// Cells found finished from an earlier run.
+    pub skipped: usize,
+    /// The seed tables, as printed.
+    pub tables: String,
+}
+
+/// Runs `plan` into `dir`. `progress` gets one line per event and, during a cell, one per second.
+pub fn run(
+    plan: &Plan,
+    dir: &Path,
+    home: &Home,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome, CampaignError> {
+    prepare_directory(plan, dir, home)?;
+    // Ctrl-C is noted, never fatal: the current cell stops (the load sees it too) and the cluster
+    // is stopped before the campaign returns.
+    cqlbench_cluster::interrupt::defer();
+    remove_leftover_clusters(plan, home, progress)?;
+    let mut tracker = Tracker::new(plan);
+    for (index, config) in plan.configs.iter().enumerate() {
+        let config_dir = dir.join(&config.dir_name);
+        tracker.skipped += count_finished(plan, index, dir);
+        if next_cell(plan, index, dir)?.is_none() {
+            progress(&format!(
+                "{}: every cell is finished in {} (skipped)",
+                config.name,
+                config_dir.display()
+            ));
+            tracker.configs_left -= 1;
+            continue;
+        }
+        if cqlbench_cluster::interrupt::received() {
+            return Err(CampaignError::Interrupted);
+        }
+        progress(&format!(
+            "{}: starting a fresh cluster ({})",
+            config.name,
+            cqlbench_cluster::lifecycle::describe_spec(&config.spec)
+        ));
+        cqlbench_cluster::with_cluster(home, &config.spec, progress, |state, progress| {
+            run_config(plan, index, dir, state, &mut tracker, progress)
+        })?;
+        // Its data is of no further use: the next run of this configuration starts fresh.
+        cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
+        tracker.configs_left -= 1;
+    }
+    let tables = crate::tables::render(plan, dir);
+    std::fs::write(dir.join("tables.txt"), &tables)
+        .context(|| format!("writing {}", dir.join("tables.txt").display()))?;
+    Ok(Outcome {
+        ran: tracker.ran,
+        skipped: tracker.skipped,
+        tables,
+    })
+}
+
+/// Clusters of this plan that still exist belong to a campaign that was killed: their nodes may
+/// still run (and hold the addresses the next cluster needs). Every configuration starts fresh anyway.
+fn remove_leftover_clusters(
+    plan: &Plan,
+    home: &Home,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
+    for config in &plan.configs {
+        if home.cluster_dir(&config.spec.name).exists() {
+            progress(&format!(
+                "removing cluster {} left by an earlier run of this plan",
+                config.spec.name
+            ));
+            cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
+        }
+    }
+    Ok(())
+}
+
+/// Where the campaign is: for the progress display.
+struct Tracker {
+    started: Instant,
+    total: usize,
+    ran: usize,
+    skipped: usize,
+    configs_left: usize,
+    per_cell: Duration,
+}
+
+impl Tracker {
+    fn new(plan: &Plan) -> Self {
+        let total = (0..plan.configs.len())
+            .map(|c| matrix::probe_count(plan, c))
+            .sum();
+        Tracker {
+            started: Instant::now(),
+            total,
+            ran: 0,
+            skipped: 0,
+            configs_left: plan.configs.len(),
+            per_cell: plan.load.duration + plan.load.warmup + matrix::CELL_OVERHEAD,
+        }
+    }
+
+    fn position(&self) -> usize {
+        self.ran + self.skipped + 1
+    }
+
+    /// Remaining cells at the plan's cell length, plus the clusters still to start and stop.
+    fn time_left(&self) -> Duration {
+        let cells_left = self.total.saturating_sub(self.ran + self.skipped) as u32;
+        self.per_cell * cells_left
+            + (matrix::CLUSTER_START + matrix::CLUSTER_STOP)
+                * self.configs_left.saturating_sub(1) as u32
+    }
+}
+
+fn prepare_directory(plan: &Plan, dir: &Path, home: &Home) -> Result<(), CampaignError> {
+    std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
+    let plan_copy = dir.join(PLAN_FILE);
+    match std::fs::read_to_string(&plan_copy) {
+        Ok(existing) if existing != plan.source => {
+            return Err(CampaignError::Directory(format!(
+                "{} holds the results of another plan ({} differs): choose another -o DIR",
+                dir.display(),
+                plan_copy.display()
+            )))
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::write(&plan_copy, &plan.source)
+            .context(|| format!("writing {}", plan_copy.display()))?,
+    }
+    let environment = dir.join("environment.json");
+    if !environment.exists() {
+        let record = crate::environment::record(plan, dir, home);
+        figures::write_json(&environment, &record)
+            .context(|| format!("writing {}", environment.display()))?;
+    }
+    // Cells that were being built when a previous run died.
+    for config in &plan.configs {
+        let config_dir = dir.join(&config.dir_name);
+        for entry in std::fs::read_dir(&config_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().ends_with(".partial") {
+                std::fs::remove_dir_all(entry.path())
+                    .context(|| format!("removing {}", entry.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_finished(cell_dir: &Path) -> bool {
+    cell_dir.join("summary.json").is_file()
+}
+
+fn read_summary(cell_dir: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(cell_dir.join("summary.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Finished cells of a configuration (not its `populate` run, nor anything else in its directory).
+fn count_finished(plan: &Plan, config: usize, dir: &Path) -> usize {
+    if let RateMode::Slo { .. } = plan.load.mode {
+        // Probes are named by their rate.
+        let config_dir = dir.join(&plan.configs[config].dir_name);
+        return std::fs::read_dir(config_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().parse::<f64>().is_ok())
+            .filter(|e| is_finished(&e.path()))
+            .count();
+    }
+    matrix::config_cells(plan, config)
+        .iter()
+        .filter(|c| is_finished(&c.dir(plan, dir)))
+        .count()
+}
+
+/// The configuration's next unfinished cell, decided from the finished ones (a sweep's fractions
+/// need its maximum, an SLO search's next probe the verdicts so far); `None` when all are done.
+pub fn next_cell(plan: &Plan, config: usize, dir: &Path) -> Result<Option<Cell>, CampaignError> {
+    let cells = matrix::config_cells(plan, config);
+    match &plan.load.mode {
+        RateMode::Fixed(_) | RateMode::Sweep { .. } => {
+            Ok(cells.into_iter().find(|c| !is_finished(&c.dir(plan, dir))))
+        }
+        RateMode::Slo {
+            p99_ms,
+            low,
+            high,
+            probes,
+        } => {
+            let (mut good, mut bad) = (*low, *high);
+            for _ in 0..*probes {
+                let rate = matrix::slo_midpoint(good, bad);
+                if rate <= good || rate >= bad {
+                    return Ok(None); // the bracket is as narrow as whole rates go
+                }
+                let cell = Cell {
+                    rate: CellRate::Probe(rate),
+                    ..cells[0].clone()
+                };
+                let Some(summary) = read_summary(&cell.dir(plan, dir)) else {
+                    return Ok(Some(cell));
+                };
+                if meets_slo(&summary, *p99_ms) {
+                    good = rate;
+                } else {
+                    bad = rate;
+                }
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// A probe passes when the run completed at its rate with nothing failed, and the p99 of reads and
+/// of writes (those that ran) stayed within the bound.
+pub fn meets_slo(summary: &Value, p99_ms: f64) -> bool {
+    let kept = summary["rate_kept"].as_bool() == Some(true) && summary["status"] == "complete";
+    let within = ["read", "write"].iter().all(|op| {
+        let stats = &summary["ops"][op];
+        stats["count"].as_u64().unwrap_or(0) == 0
+            || stats["latency_ms"]["p99"]
+                .as_f64()
+                .is_some_and(|p| p <= p99_ms)
+    });
+    kept && within
+}
+
+/// The highest passing probe of an SLO search (`None` when none passed).
+pub fn slo_capacity(plan: &Plan, config: usize, dir: &Path) -> Option<f64> {
+    let RateMode::Slo { p99_ms, .. } = plan.load.mode else {
+        return None;
+    };
+    let config_dir = dir.join(&plan.configs[config].dir_name);
+    std::fs::read_dir(config_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let rate = e.file_name().to_string_lossy().parse::<f64>().ok()?;
+            let summary = read_summary(&e.path())?;
+            meets_slo(&summary, p99_ms).then_some(rate)
+        })
+        .reduce(f64::max)
+}
+
+/// The rate a cell runs at (`None` = unthrottled).
+fn cell_rate(plan: &Plan, cell: &Cell, dir: &Path) -> Result<Option<f64>, CampaignError> {
+    Ok(match cell.rate {
+        CellRate::Fixed(rate) | CellRate::Probe(rate) => Some(rate),
+        CellRate::Max => None,
+        CellRate::FractionOfMax(fraction) => {
+            let max_dir = Cell {
+                rate: CellRate::Max,
+                repeat: None,
+                ..cell.clone()
+            }
+            .dir(plan, dir);
+            let max = read_summary(&max_dir)
+                .and_then(|s| s["achieved_rate"].as_f64())
+                .filter(|r| *r > 0.0)
+                .ok_or_else(|| {
+                    CampaignError::Directory(format!(
+                        "{}: the unthrottled run found no maximum (no successful operation)",
+                        max_dir.display()
+                    ))
+                })?;
+            Some((max * fraction).round().max(1.0))
+        }
+    })
+}
+
+fn run_config(
+    plan: &Plan,
+    config: usize,
+    dir: &Path,
+    state: &ClusterState,
+    tracker: &mut Tracker,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
+    let config_dir = dir.join(&plan.configs[config].dir_name);
+    std::fs::create_dir_all(&config_dir)
+        .context(|| format!("creating {}", config_dir.display()))?;
+    write_jvm_flags(state, &config_dir)?;
+    let hosts: Vec<String> = state
+        .cql_contact_points()
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    if plan.load.populate > 0 {
+        populate(plan, &config_dir, hosts.clone(), progress)?;
+    }
+    while let Some(cell) = next_cell(plan, config, dir)? {
+        if cqlbench_cluster::interrupt::received() {
+            return Err(CampaignError::Interrupted);
+        }
+        run_cell(plan, &cell, dir, state, hosts.clone(), tracker, progress)?;
+        tracker.ran += 1;
+    }
+    Ok(())
+}
+
+/// The JVM flags every node really runs with (from `jcmd VM.flags`, recorded by `cluster up`).
+fn write_jvm_flags(state: &ClusterState, config_dir: &Path) -> Result<(), CampaignError> {
+    let nodes: Vec<Value> = state
+        .nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "node": n.index,
+                "address": n.address.to_string(),
+                "effective_collector": n.effective_collector,
+                "effective_jvm_flags": n.effective_jvm_flags,
+                "jvm_args": n.jvm_args,
+            })
+        })
+        .collect();
+    let record = serde_json::json!({
+        "cluster": state.name,
+        "spec": state.spec,
+        "jdk": state.jdk,
+        "nodes": nodes,
+    });
+    let path = config_dir.join("jvm-flags.json");
+    figures::write_json(&path, &record).context(|| format!("writing {}", path.display()))
+}
+
+/// Writes the plan's `--populate` rows once into the fresh cluster (results in `<config>/populate`).
+fn populate(
+    plan: &Plan,
+    config_dir: &Path,
+    hosts: Vec<String>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
+    let out = config_dir.join("populate");
+    let _ = std::fs::remove_dir_all(&out);
+    progress(&format!("populating {} rows", plan.load.populate));
+    let options = plan.load.populate_options(hosts, &out)?;
+    let result = cqlbench_load::run(&options, &mut |line| progress(&format!("  {line}")))?;
+    if result.summary.status == "interrupted" || cqlbench_cluster::interrupt::received() {
+        return Err(CampaignError::Interrupted);
+    }
+    Ok(())
+}
+
+/// `<config>/.25000.partial` (or `.25000-2.partial` for repeat 2): the cell being built, renamed
+/// to its place when complete. Every partial directory lives in the configuration's directory, so
+/// that leftovers of a killed run are found and removed in one place.
+fn partial_dir(plan: &Plan, cell: &Cell, dir: &Path) -> PathBuf {
+    let config_dir = dir.join(&plan.configs[cell.config].dir_name);
+    let label = cell.rate.label();
+    match cell.repeat {
+        Some(repeat) => config_dir.join(format!(".{label}-{repeat}.partial")),
+        None => config_dir.join(format!(".{label}.partial")),
+    }
+}
+
+fn run_cell(
+    plan: &Plan,
+    cell: &Cell,
+    dir: &Path,
+    state: &ClusterState,
+    hosts: Vec<String>,
+    tracker: &Tracker,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
+    let final_dir = cell.dir(plan, dir);
+    let partial = partial_dir(plan, cell, dir);
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).context(|| format!("creating {}", partial.display()))?;
+    let rate = cell_rate(plan, cell, dir)?;
+    let place = format!("[cell {}/{}]", tracker.position(), tracker.total);
+    progress(&format!(
+        "{place} {}{} — elapsed {}, about {} left",
+        cell.describe(plan),
+        rate.map_or(String::new(), |r| format!(
+            " ({} ops/s)",
+            matrix::format_rate(r)
+        )),
+        matrix::format_duration(tracker.started.elapsed()),
+        matrix::format_duration(tracker.time_left())
+    ));
+    let options = plan
+        .load
+        .cell_options(rate, cell.duration, hosts, &partial)?;
+    let sampler = CpuSampler::start(state.nodes.iter().filter_map(|n| n.pid).collect());
+    let result = cqlbench_load::run(&options, &mut |line| progress(&format!("{place} {line}")));
+    let result = match result {
+        Ok(result) => result,
+        Err(error) => {
+            drop(sampler);
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(error.into());
+        }
+    };
+    let summary = &result.summary;
+    let window = Window {
+        start_unix_s: summary.measured_start_unix_s,
+        end_unix_s: summary.measured_start_unix_s + summary.duration_s,
+    };
+    // Let the last readings cover the window's end.
+    std::thread::sleep(Duration::from_millis(1100));
+    let cpu = sampler.finish(window);
+    if summary.status == "interrupted" || cqlbench_cluster::interrupt::received() {
+        let _ = std::fs::remove_dir_all(&partial);
+        return Err(CampaignError::Interrupted);
+    }
+    let successful: u64 = summary.ops.values().map(|o| o.count).sum();
+    for (node, cpu) in state.nodes.iter().zip(cpu) {
+        let node_dir = partial.join(format!("node{}", node.index));
+        figures::collect_node(node, &options.keyspace, window, cpu, successful, &node_dir)
+            .context(|| format!("writing {}", node_dir.display()))?;
+    }
+    if let Some(parent) = final_dir.parent() {
+        std::fs::create_dir_all(parent).context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::rename(&partial, &final_dir).context(|| {
+        format!(
+            "moving the finished cell {} to {}",
+            partial.display(),
+            final_dir.display()
+        )
+    })?;
+    progress(&format!(
+        "{place} done: {:.0} ops/s achieved{} -> {}",
+        summary.achieved_rate,
+        if summary.status == "complete" {
+            String::new()
+        } else {
+            format!(" (status {})", summary.status)
+        },
+        final_dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::parse_plan;
+
+    const BASE: &str =
+        "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nduration = \"10s\"\n";
+
+    fn finish(dir: &Path, summary: Value) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    }
+
+    fn probe_summary(p99_ms: f64) -> Value {
+        serde_json::json!({"status": "complete", "rate_kept": true, "achieved_rate": 1.0,
+            "ops": {"read": {"count": 10, "latency_ms": {"p99": p99_ms}},
+                    "write": {"count": 10, "latency_ms": {"p99": 1.0}}}})
+    }
+
+    #[test]
+    fn slo_probes_bisect_on_the_finished_verdicts() {
+        let plan = parse_plan(
+            "p.toml",
+            &format!("{BASE}[slo]\np99-ms = 10\nlow = 1000\nhigh = 9000\nprobes = 3\n"),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let next = || next_cell(&plan, 0, dir.path()).unwrap().map(|c| c.rate);
+        assert_eq!(next(), Some(CellRate::Probe(5000.0)));
+        finish(&dir.path().join("G1/5000"), probe_summary(3.0)); // passes: go up
+        assert_eq!(next(), Some(CellRate::Probe(7000.0)));
+        finish(&dir.path().join("G1/7000"), probe_summary(30.0)); // misses: go down
+        assert_eq!(next(), Some(CellRate::Probe(6000.0)));
+        finish(&dir.path().join("G1/6000"), probe_summary(9.0));
+        assert_eq!(next(), None, "three probes");
+        assert_eq!(slo_capacity(&plan, 0, dir.path()), Some(6000.0));
+        let tables = crate::tables::render(&plan, dir.path());
+        assert!(tables.contains("Capacity at SLO"), "{tables}");
+        let capacity = tables.lines().last().unwrap();
+        assert!(
+            capacity.starts_with("G1") && capacity.ends_with(" 6000 ops/s"),
+            "{tables}"
+        );
+    }
+
+    #[test]
+    fn a_probe_with_failures_or_a_missed_rate_does_not_pass() {
+        let mut failed = probe_summary(1.0);
+        failed["rate_kept"] = Value::Bool(false);
+        assert!(!meets_slo(&failed, 10.0));
+        assert!(meets_slo(&probe_summary(10.0), 10.0));
+        assert!(!meets_slo(&probe_summary(10.5), 10.0));
+    }
+
+    #[test]
+    fn sweep_fractions_run_at_a_share_of_the_maximum_found() {
+        let plan = parse_plan(
+            "p.toml",
+            &format!("{BASE}repeats = 2\n[sweep]\nfractions = [0.35]\nmax-duration = \"20s\"\n"),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let first = next_cell(&plan, 0, dir.path()).unwrap().unwrap();
+        assert_eq!(
+            (first.rate, first.repeat, first.duration),
+            (CellRate::Max, None, Duration::from_secs(20))
+        );
+        finish(
+            &dir.path().join("G1/max"),
+            serde_json::json!({"achieved_rate": 10_000.0}),
+        );
+        let second = next_cell(&plan, 0, dir.path()).unwrap().unwrap();
+        assert_eq!(second.rate, CellRate::FractionOfMax(0.35));
+        assert_eq!(second.repeat, Some(1));
+        assert_eq!(
+            second.dir(&plan, dir.path()),
+            dir.path().join("G1/0.35-of-max/1")
+        );
+        assert_eq!(cell_rate(&plan, &second, dir.path()).unwrap(), Some(3500.0));
+        assert_eq!(
+            partial_dir(&plan, &second, dir.path()),
+            dir.path().join("G1/.0.35-of-max-1.partial")
+        );
+        finish(&dir.path().join("G1/populate"), serde_json::json!({}));
+        assert_eq!(
+            count_finished(&plan, 0, dir.path()),
+            1,
+            "populate is not a cell"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! `cqlbench campaign PLAN.toml [-o DIR] [--dry-run]`
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use cqlbench_campaign::{matrix, CampaignError};
+use cqlbench_cluster::Home;
+
+const PLAN_HELP: &str = r#"The plan (TOML):
+
+  [cluster]                   # shared by every configuration (all keys optional)
+  nodes = 1
+  cassandra = "5.0.9"         # any cassandra-all on Maven Central: 4.0.x, 4.1.x, 5.0.x, 6.0-alpha2
+  jdk = 17                    # 11, 17, 21, 25 or a JDK directory [default: the version's]
+  heap = "1G"
+  gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, cms, parallel
+  gc-threads = 2              # ParallelGCThreads = ConcGCThreads
+  gc-profile = "shenandoah-tuned"
+  jvm-opts = ["-XX:+AlwaysPreTouch"]
+  force-jdk = false           # run a Cassandra/JDK pair outside the verified table
+  base-ip = "127.0.0.1"       # node i listens on base-ip + (i-1)
+  num-tokens = 16
+  start-timeout = "180s"
+  name = "seed-004"           # clusters are named <name>-1, <name>-2, ... (one per configuration)
+                              # [default: the plan file's name]
+
+  [[config]]                  # one per row of the tables; overrides [cluster]
+  name = "Shenandoah jdk17"   # the row label; its directory is the name with spaces as '-'
+  gc = "shenandoah"           # also: cassandra, jdk, force-jdk, heap, gc-threads, gc-profile,
+                              # jvm-opts (added to the cluster's)
+
+  [load]
+  workload = "BasicTimeSeries"
+  args = "-c 50 --pg sequence -t 8 -r 0.2 --populate 200000"
+                              # any `cqlbench run` options, as on its command line, except
+                              # --rate, -d, -n, --warmup, -o and --host (the campaign sets them);
+                              # --populate runs once per configuration, before its first cell
+  rates = [25000, 40000]      # ops/s, ascending: one cell per rate (x repeats)
+  duration = "30m"            # measured time per cell
+  warmup = "1m"               # per cell, excluded from the figures
+  repeats = 1                 # > 1 adds a level: <rate>/<repeat>
+
+  Instead of rates, one of:
+  [sweep]                     # seed 001: an unthrottled run finds the maximum ...
+  fractions = [0.35, 0.7]     # ... then latency runs at these fractions of it
+  max-duration = "5m"         # length of the unthrottled run [default: duration]
+
+  [slo]                       # capacity at an SLO: bisection between a good and a bad rate for
+  p99-ms = 10                 # the highest rate whose p99 of reads and of writes stays under this,
+  low = 1000                  # with the rate kept and nothing failed; each probe is a full cell
+  high = 20000
+  probes = 5
+
+Results (DIR, default ./cqlbench-campaign-<plan name>):
+  plan.toml, environment.json   the plan, and the machine and software it ran on
+  tables.txt                    the seeds' four tables
+  <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags)
+  <config>/populate/            the populate run
+  <config>/<rate>[/<repeat>]/   one cell: summary.json, intervals.csv, *.hlog (see `cqlbench run
+                                --help`), and per node node<i>/: gc.log (the lines of the measured
+                                window), gc-analysis.json, figures.json (process CPU per successful
+                                operation, GC threads' CPU share, flushed and compacted bytes,
+                                write amplification)
+
+A cell is written when it completes (built as <config>/.<rate>.partial, then renamed). Running the
+same plan into the same directory skips finished cells; Ctrl-C stops the current cell, discards it,
+and stops the cluster.
+
+Examples:
+  cqlbench campaign examples/seed-000-one-machine.toml --dry-run
+  cqlbench campaign examples/seed-004-g1-vs-shenandoah.toml -o results/seed-004"#;
+
+#[derive(Debug, Args)]
+#[command(after_help = PLAN_HELP)]
+pub struct CampaignArgs {
+    /// The plan (TOML; the format is below)
+    #[arg(value_name = "PLAN.toml")]
+    plan: PathBuf,
+
+    /// Result directory; the same directory resumes a campaign [default: ./cqlbench-campaign-<plan>]
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// Print the matrix of cells and the estimated time, start nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn execute(args: CampaignArgs) -> Result<()> {
+    let plan = cqlbench_campaign::load_plan(&args.plan)?;
+    let dir = args.out.clone().unwrap_or_else(|| {
+        let stem = args
+            .plan
+            .file_stem()
+            .map_or("plan".into(), |s| s.to_string_lossy().to_string());
+        PathBuf::from(format!("cqlbench-campaign-{stem}"))
+    });
+    if args.dry_run {
+        print!("{}", matrix::describe(&plan, &dir));
+        return Ok(());
+    }
+    eprintln!(
+        "cqlbench campaign: {} configuration(s), results in {} (estimated {})",
+        plan.configs.len(),
+        dir.display(),
+        matrix::format_duration(matrix::estimate(&plan))
+    );
+    let home = Home::from_env();
+    let mut progress = |line: &str| eprintln!("{line}");
+    match cqlbench_campaign::run(&plan, &dir, &home, &mut progress) {
+        Ok(outcome) => {
+            println!("{}", outcome.tables);
+            println!(
+                "{} cell(s) run, {} already finished; results: {}",
+                outcome.ran,
+                outcome.skipped,
+                dir.display()
+            );
+            Ok(())
+        }
+        Err(CampaignError::Interrupted) => {
+            anyhow::bail!(
+                "interrupted: finished cells are kept in {}; run the same command again to resume",
+                dir.display()
+            )
+        }
+        Err(error) => Err(error.into()),
+    }
+}

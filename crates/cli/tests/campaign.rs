@@ -1,0 +1,560 @@
+//! `cqlbench campaign` against real nodes: bad plans refused before anything starts, `--dry-run`,
+//! and a tiny campaign (G1 and Shenandoah on JDK 17, 2 rates, 8 s cells, one node on 127.0.7.1)
+//! interrupted with SIGINT and killed with SIGKILL mid-cell, then resumed to completion: finished
+//! cells keep their bytes, the tables show the cells' own summary.json numbers, each collector's
+//! pauses are its own, and no node process is left.
+//!
+//! The tests use a private CQLBENCH_HOME whose Cassandra and JDK caches link to the shared ones.
+
+#[path = "common/cluster_support.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cqlbench_cluster::Home;
+use serde_json::Value;
+
+fn private_home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = Home::from_env();
+    for cache in ["cassandra", "jdks"] {
+        let from = shared.root().join(cache);
+        std::fs::create_dir_all(&from).unwrap();
+        std::os::unix::fs::symlink(&from, dir.path().join(cache)).unwrap();
+    }
+    dir
+}
+
+fn campaign(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
+    cmd.arg("campaign").args(args).env("CQLBENCH_HOME", home);
+    cmd
+}
+
+fn output(mut cmd: Command) -> support::Run {
+    let out = cmd.output().unwrap();
+    support::Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const TINY: &str = r#"
+[cluster]
+nodes = 1
+cassandra = "5.0.9"
+jdk = 17
+heap = "512M"
+base-ip = "127.0.7.1"
+name = "tinycampaign"
+
+[[config]]
+name = "G1 jdk17"
+gc = "g1"
+# A G1 collection at least every second (even idle), so that an 8 s cell surely has G1's pauses.
+jvm-opts = ["-XX:G1PeriodicGCInterval=1000"]
+
+[[config]]
+name = "Shenandoah jdk17"
+gc = "shenandoah"
+# A Shenandoah cycle at least every second, so that an 8 s cell surely has Shenandoah's pauses.
+jvm-opts = ["-XX:ShenandoahGuaranteedGCInterval=1000"]
+
+[load]
+workload = "KeyValue"
+args = "-t 1 -c 20 -p 10k --populate 2000"
+rates = [200, 400]
+duration = "8s"
+warmup = "2s"
+"#;
+
+#[test]
+fn bad_plans_are_one_line_errors_before_anything_starts() {
+    let home = private_home();
+    let cases = [
+        (
+            "heap = \"512M\"",
+            "heap = \"512M\"\ncolour = \"red\"",
+            "line 7, `colour`",
+        ),
+        ("gc = \"shenandoah\"", "gc = \"shenandoa\"", "line 18, `gc`"),
+        (
+            "rates = [200, 400]",
+            "rates = [\"2k\", \"4k\"]",
+            "line 25, `rates`",
+        ),
+        (
+            "gc = \"shenandoah\"",
+            "gc = \"zgc-generational\"",
+            "line 18, `gc`",
+        ),
+        ("heap = \"512M\"", "heap = \"512M\"\njdk = 11", "`jdk`"),
+        ("--populate 2000", "--rate 300", "line 24, `args`"),
+    ];
+    for (from, to, expected) in cases {
+        assert!(TINY.contains(from));
+        let plan = home.path().join("bad.toml");
+        std::fs::write(&plan, TINY.replacen(from, to, 1)).unwrap();
+        let out = home.path().join("never");
+        let run = output(campaign(
+            home.path(),
+            &[plan.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        ));
+        run.assert_one_line_error(&[expected, "bad.toml"]);
+        assert!(!out.exists(), "{to}: the result directory was created");
+        assert!(
+            !home.path().join("clusters").exists(),
+            "{to}: a cluster was started"
+        );
+    }
+    let empty = home.path().join("empty.toml");
+    std::fs::write(
+        &empty,
+        "config = []\n[load]\nworkload = \"KeyValue\"\nrates = [1]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    output(campaign(home.path(), &[empty.to_str().unwrap()]))
+        .assert_one_line_error(&["line 1, `config`", "empty"]);
+    // A directory holding another plan's campaign is not resumed with this one.
+    let plan = home.path().join("tiny.toml");
+    std::fs::write(&plan, TINY).unwrap();
+    let other = home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("plan.toml"), TINY.replace("8s", "9s")).unwrap();
+    output(campaign(
+        home.path(),
+        &[plan.to_str().unwrap(), "-o", other.to_str().unwrap()],
+    ))
+    .assert_one_line_error(&["holds the results of another plan"]);
+    assert!(!home.path().join("clusters").exists());
+}
+
+#[test]
+fn dry_run_prints_the_matrix_and_starts_nothing() {
+    let home = private_home();
+    let plan = home.path().join("tiny.toml");
+    std::fs::write(&plan, TINY).unwrap();
+    let out = home.path().join("results");
+    let run = output(campaign(
+        home.path(),
+        &[
+            plan.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--dry-run",
+        ],
+    ));
+    assert!(run.ok(), "{}", run.stderr);
+    for needle in [
+        "cell 1: G1 jdk17 @ 200 ops/s",
+        "cell 4: Shenandoah jdk17 @ 400 ops/s",
+        "results/Shenandoah-jdk17/400",
+        "4 cell(s); estimated total",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle:?} in {}", run.stdout);
+    }
+    assert!(!out.exists());
+    assert!(!home.path().join("clusters").exists());
+    // --help teaches the plan format.
+    let help = output(campaign(home.path(), &["--help"]));
+    for key in [
+        "[[config]]",
+        "[load]",
+        "args = ",
+        "rates = ",
+        "[sweep]",
+        "[slo]",
+        "--dry-run",
+    ] {
+        assert!(help.stdout.contains(key), "{key:?} in {}", help.stdout);
+    }
+    // Every example plan of the repository is valid.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(examples).unwrap().flatten() {
+        let run = output(campaign(
+            home.path(),
+            &[entry.path().to_str().unwrap(), "--dry-run"],
+        ));
+        assert!(run.ok(), "{}: {}", entry.path().display(), run.stderr);
+        seen += 1;
+    }
+    assert_eq!(seen, 3);
+}
+
+/// Live JVMs of clusters under `home`, found by the data directory on their command line.
+fn node_processes(home: &Path) -> Vec<i32> {
+    let marker = format!("-Dcassandra.storagedir={}", home.join("clusters").display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(&marker) && support::process_exists(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Waits until `ready` holds (or the campaign ends, or a limit passes).
+fn wait_for(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
+    let limit = Instant::now() + Duration::from_secs(240);
+    while !ready() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the campaign ended ({status}) before {what}");
+        }
+        assert!(Instant::now() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn spawn(home: &Path, plan: &Path, out: &Path, log: &Path) -> Child {
+    let log = std::fs::File::create(log).unwrap();
+    campaign(home, &[plan.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Whatever happens in the test (a failed assertion mid-campaign included), no campaign process and
+/// no node it started outlives it: both are killed by PID when this is dropped.
+struct Reaper {
+    home: PathBuf,
+    campaign: Option<Child>,
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(child) = self.campaign.as_mut() {
+            // std only signals a child it has not reaped yet.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in node_processes(&self.home) {
+            // SAFETY: kill(2) on a node JVM of this test's private home, found by its command line.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
+fn kept_cells(out: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut cells = BTreeMap::new();
+    for config in ["G1-jdk17", "Shenandoah-jdk17"] {
+        for rate in ["200", "400"] {
+            let dir = out.join(config).join(rate);
+            if dir.is_dir() {
+                cells.extend(snapshot(&dir));
+            }
+        }
+    }
+    cells
+}
+
+fn summary(cell: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(cell.join("summary.json")).unwrap()).unwrap()
+}
+
+fn pause_kinds(cell: &Path) -> Vec<String> {
+    let analysis: Value = serde_json::from_str(
+        &std::fs::read_to_string(cell.join("node1/gc-analysis.json")).unwrap(),
+    )
+    .unwrap();
+    let mut kinds: Vec<String> = analysis["pauses"]["by_kind"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    if let Some(ops) = analysis["safepoints"]["by_operation"].as_object() {
+        kinds.extend(ops.keys().cloned());
+    }
+    kinds
+}
+
+fn shown(value: Option<f64>) -> String {
+    value.map_or("-".into(), cqlbench_campaign::tables::format_number)
+}
+
+#[test]
+fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
+    let home = private_home();
+    let plan = home.path().join("tiny.toml");
+    std::fs::write(&plan, TINY).unwrap();
+    let out = home.path().join("results");
+    let log = home.path().join("campaign.log");
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let started = Instant::now();
+    let mut reaper = Reaper {
+        home: home.path().to_path_buf(),
+        campaign: None,
+    };
+
+    // 1. SIGINT while the second cell of the first configuration runs.
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
+    wait_for(child, "the first cell and the second's start", || {
+        out.join("G1-jdk17/200/summary.json").is_file()
+            && out.join("G1-jdk17/.400.partial").is_dir()
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    signal(child, libc::SIGINT);
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "an interrupted campaign must fail:\n{}",
+        log_text()
+    );
+    assert!(log_text().contains("interrupted"), "{}", log_text());
+    assert!(!log_text().contains("panicked"), "{}", log_text());
+    assert_eq!(
+        node_processes(home.path()),
+        Vec::<i32>::new(),
+        "{}",
+        log_text()
+    );
+    assert!(
+        !out.join("G1-jdk17/.400.partial").exists(),
+        "the stopped cell was kept"
+    );
+    assert!(
+        !out.join("G1-jdk17/400").exists(),
+        "the stopped cell was kept"
+    );
+    let after_sigint = kept_cells(&out);
+    assert!(!after_sigint.is_empty());
+    eprintln!("SIGINT step done after {:?}", started.elapsed());
+
+    // 2. SIGKILL while the first cell of the second configuration runs: its node is orphaned.
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
+    wait_for(child, "the second configuration's first cell", || {
+        out.join("Shenandoah-jdk17/.200.partial").is_dir()
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    signal(child, libc::SIGKILL);
+    let _ = child.wait();
+    let after_sigkill = kept_cells(&out);
+    for (path, bytes) in &after_sigint {
+        assert_eq!(
+            after_sigkill.get(path),
+            Some(bytes),
+            "{} changed",
+            path.display()
+        );
+    }
+    eprintln!("SIGKILL step done after {:?}", started.elapsed());
+
+    // 3. The same plan into the same directory finishes the rest.
+    let child = reaper
+        .campaign
+        .insert(spawn(home.path(), &plan, &out, &log));
+    let status = child.wait().unwrap();
+    let text = log_text();
+    assert!(status.success(), "{text}");
+    assert!(text.contains("already finished"), "{text}");
+    // The progress display: the cell, its place in the matrix, the time left.
+    assert!(
+        text.contains("[cell 4/4] Shenandoah jdk17 @ 400 ops/s") && text.contains("left"),
+        "{text}"
+    );
+    assert_eq!(node_processes(home.path()), Vec::<i32>::new(), "{text}");
+    let finished = kept_cells(&out);
+    for (path, bytes) in &after_sigkill {
+        assert_eq!(
+            finished.get(path),
+            Some(bytes),
+            "{} changed",
+            path.display()
+        );
+    }
+    let leftovers: Vec<_> = snapshot(&out)
+        .into_keys()
+        .filter(|p| p.to_string_lossy().contains(".partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    eprintln!("resumed campaign done after {:?}", started.elapsed());
+
+    // Layout: per campaign, per configuration, per cell, per node.
+    for file in ["plan.toml", "environment.json", "tables.txt"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    let environment: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("environment.json")).unwrap())
+            .unwrap();
+    for key in [
+        "cpu_model",
+        "cores",
+        "memory_kib",
+        "kernel",
+        "disk",
+        "jdks_found",
+        "plan",
+    ] {
+        assert!(!environment[key].is_null(), "environment.json lacks {key}");
+    }
+    for (config, collector) in [("G1-jdk17", "G1"), ("Shenandoah-jdk17", "Shenandoah")] {
+        let flags: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(config).join("jvm-flags.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            flags["nodes"][0]["effective_collector"]
+                .as_str()
+                .unwrap_or("")
+                .contains(collector),
+            "{config}: {flags}"
+        );
+        for rate in ["200", "400"] {
+            let cell = out.join(config).join(rate);
+            for file in [
+                "summary.json",
+                "intervals.csv",
+                "write.hlog",
+                "read.hlog",
+                "node1/gc.log",
+                "node1/gc-analysis.json",
+                "node1/figures.json",
+            ] {
+                assert!(cell.join(file).is_file(), "{}", cell.join(file).display());
+            }
+            let figures: Value = serde_json::from_str(
+                &std::fs::read_to_string(cell.join("node1/figures.json")).unwrap(),
+            )
+            .unwrap();
+            let per_op = figures["cpu_ms_per_op"].as_f64().unwrap_or(0.0);
+            assert!(per_op > 0.0 && per_op < 1000.0, "{figures}");
+            let share = figures["gc_threads_cpu_share"].as_f64().unwrap_or(-1.0);
+            assert!((0.0..=1.0).contains(&share), "{figures}");
+            // The window's GC lines are all inside the measured window.
+            let window = &figures["window"];
+            let (start, end) = (
+                window["start_unix_s"].as_f64().unwrap(),
+                window["end_unix_s"].as_f64().unwrap(),
+            );
+            let s = summary(&cell);
+            assert!((s["measured_start_unix_s"].as_f64().unwrap() - start).abs() < 1e-6);
+            assert!((end - start - s["duration_s"].as_f64().unwrap()).abs() < 1e-6);
+            let gc_log = std::fs::read_to_string(cell.join("node1/gc.log")).unwrap();
+            assert!(!gc_log.is_empty(), "{}", cell.display());
+            for line in gc_log.lines() {
+                let t = cqlbench_campaign::figures::unified_line_time(line).unwrap();
+                assert!(t >= start && t <= end, "{line} outside {start}..{end}");
+            }
+        }
+    }
+
+    // The collectors' own pauses in their cells' GC analyses.
+    let g1: Vec<String> = ["200", "400"]
+        .iter()
+        .flat_map(|r| pause_kinds(&out.join("G1-jdk17").join(r)))
+        .collect();
+    let shenandoah: Vec<String> = ["200", "400"]
+        .iter()
+        .flat_map(|r| pause_kinds(&out.join("Shenandoah-jdk17").join(r)))
+        .collect();
+    assert!(
+        g1.iter().any(|k| k == "Young" || k.starts_with("G1")),
+        "G1 cells: {g1:?}"
+    );
+    assert!(
+        !g1.iter()
+            .any(|k| k == "Init Mark" || k == "Final Mark" || k.starts_with("Shenandoah")),
+        "{g1:?}"
+    );
+    assert!(
+        shenandoah
+            .iter()
+            .any(|k| k == "Init Mark" || k == "Final Mark" || k.starts_with("Shenandoah")),
+        "Shenandoah cells: {shenandoah:?}"
+    );
+    assert!(
+        !shenandoah
+            .iter()
+            .any(|k| k == "Young" || k.starts_with("G1")),
+        "{shenandoah:?}"
+    );
+
+    // The final table shows the cells' own summary.json numbers.
+    let tables = std::fs::read_to_string(out.join("tables.txt")).unwrap();
+    assert!(
+        text.contains(tables.trim()),
+        "the table printed is tables.txt"
+    );
+    let sections: Vec<&str> = tables.split("\n\n").collect();
+    assert!(sections[0].starts_with("Throughput"), "{tables}");
+    for (row, (name, config)) in [
+        ("G1 jdk17", "G1-jdk17"),
+        ("Shenandoah jdk17", "Shenandoah-jdk17"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let cells: Vec<Value> = ["200", "400"]
+            .iter()
+            .map(|r| summary(&out.join(config).join(r)))
+            .collect();
+        let expected: [Vec<String>; 4] = [
+            cells
+                .iter()
+                .map(|s| shown(s["achieved_rate"].as_f64()))
+                .collect(),
+            cells
+                .iter()
+                .map(|s| shown(s["ops"]["write"]["avg_p99_ms"].as_f64()))
+                .collect(),
+            cells
+                .iter()
+                .map(|s| shown(s["ops"]["read"]["avg_p99_ms"].as_f64()))
+                .collect(),
+            cells
+                .iter()
+                .map(|s| {
+                    shown(
+                        ["read", "write"]
+                            .iter()
+                            .filter_map(|op| s["ops"][op]["max_p99_ms"].as_f64())
+                            .reduce(f64::max),
+                    )
+                })
+                .collect(),
+        ];
+        for (section, values) in sections.iter().zip(expected) {
+            let line = section.lines().nth(row + 1).unwrap();
+            assert!(line.starts_with(name), "{line}");
+            let shown_values: Vec<&str> = line[name.len()..].split_whitespace().collect();
+            assert_eq!(shown_values, values, "{section}");
+        }
+    }
+    eprintln!("whole test {:?}", started.elapsed());
+}

@@ -1,0 +1,439 @@
+//! The command line of `cqlbench run` as a library: the same parser turns `cqlbench run …` and a
+//! campaign plan's `args = "…"` line into [`RunOptions`], so a seed's tlp-stress line means the same
+//! thing in both places.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, FromArgMatches};
+use cqlbench_units::{parse_count, parse_duration, parse_rate};
+
+use crate::{
+    find_workload, parse_replication, parse_table_options, Consistency, Credentials, LoadError,
+    PartitionGen, RunOptions, Stopping, Workload,
+};
+
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  cqlbench run BasicTimeSeries -d 1m --rate 2000
+      a one-minute benchmark on the local cluster (started for the run if none is up)
+  cqlbench run BasicTimeSeries -d 30m -p 100M -c 50 --pg sequence -t 8 -r 0.2 \\
+      --rate 25000 --populate 200000
+      the seed benchmark (tlp-stress command line, unchanged)
+  cqlbench run Tabular --host 10.0.0.1 --host 10.0.0.2 --dc dc1 --rate 8000 -n 50M \\
+      --workload.partsize=5000
+
+How latency is measured:
+  Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
+  is completion minus intended start, so waiting behind a stalled server or a full
+  in-flight limit (-c per thread x -t threads) counts: this is what a user of the database
+  feels (no coordinated omission). Service time (completion minus actual send) is recorded
+  too. If the server cannot keep up, the output says so (offered vs achieved); the load
+  is never quietly lowered.
+
+Successful and failed operations are kept apart:
+  count, latencies, achieved rate and the windowed p99s are of SUCCESSFUL operations only.
+  Failed ones are counted by kind (errors.timeout, unavailable, overloaded, other, unsent)
+  and have their own latency (failed_latency_ms: intended start to the moment the failure
+  was known: a timeout at its deadline, a refused connection at once). An operation due on
+  the schedule but never sent (the server fell too far behind, or the run was stopped) is
+  a failure of kind `unsent`, its latency its age when the run gave up on it: nothing on
+  the schedule is left out. 'kept the target rate' means the successful rate is within 1 %
+  of the target AND nothing failed. Operations are never retried; one that meets a server
+  that forgot the prepared statement is re-prepared and re-sent once (the extra round trip
+  counts in its latency).
+
+Output (in -o DIR, written as the run goes; Ctrl-C keeps everything measured so far):
+  summary.json      ops.TYPE.count (successful), ops.TYPE.errors.KIND (failed), latency,
+                    service-time and failed-latency percentiles, average (weighted by window
+                    length) and max of the per-window p99 (--p99-window, 10 s; the last
+                    window counts whatever its length; null when nothing succeeded), rate
+                    offered/achieved, status (complete, interrupted, failed + failure)
+  intervals.csv     one row per second per phase and op type; elapsed_s counts from the
+                    measured start (negative in the warm-up); sent_ops_s is what the client
+                    really released, scheduled_all_ops_s what the schedule asked for
+  OP.hlog           HdrHistogram interval log of corrected latency of successful ops (us)
+  OP.service.hlog   the same for service time
+  OP.failed.hlog    the same for failed operations (unsent included)
+
+A client thread that fails stops the run: summary.json says why, exit code is 1.
+
+Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
+never the command line.";
+
+#[derive(Debug, Args)]
+#[command(after_help = RUN_EXAMPLES)]
+pub struct RunArgs {
+    /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and parameters)
+    #[arg(value_name = "WORKLOAD")]
+    pub workload: String,
+
+    /// How long the measured phase runs: 30s, 30m, 2h (a bare number is seconds) [default: 1m]
+    #[arg(short = 'd', long, value_name = "DURATION", conflicts_with = "ops")]
+    pub duration: Option<String>,
+
+    /// Number of measured operations instead of a duration: 1M, 50M
+    #[arg(short = 'n', long, value_name = "COUNT")]
+    pub ops: Option<String>,
+
+    /// Number of distinct partitions (keys): 1000, 10k, 100M
+    #[arg(short = 'p', long, value_name = "COUNT", default_value = "1M")]
+    pub partitions: String,
+
+    /// Requests in flight per thread (the in-flight limit is this times --threads)
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "N",
+        default_value = "50",
+        allow_hyphen_values = true
+    )]
+    pub concurrency: String,
+
+    /// Scheduler threads; each sends its share of the schedule
+    #[arg(
+        short = 't',
+        long,
+        value_name = "N",
+        default_value = "2",
+        allow_hyphen_values = true
+    )]
+    pub threads: String,
+
+    /// Share of reads, 0 to 1 [default: the workload's, e.g. 0.01 for BasicTimeSeries like tlp-stress]
+    #[arg(
+        short = 'r',
+        long = "read-ratio",
+        value_name = "RATIO",
+        allow_hyphen_values = true
+    )]
+    pub read_ratio: Option<String>,
+
+    /// Fixed request rate in operations per second (25000, 25k); without it the load is unthrottled
+    #[arg(long, value_name = "OPS_PER_S", allow_hyphen_values = true)]
+    pub rate: Option<String>,
+
+    /// Partition key generator: sequence, random or normal
+    #[arg(long = "pg", value_name = "GENERATOR", default_value = "random")]
+    pub partition_generator: String,
+
+    /// Rows written before the measured phase (not measured; progress is shown)
+    #[arg(long, value_name = "ROWS")]
+    pub populate: Option<String>,
+
+    /// Run the schedule this long before measuring; reported separately, excluded from the result
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+
+    /// With --rate, release each thread's operations in groups at most this often (e.g. 3000 ops/s
+    /// on one thread: 6 every 2 ms). Latency counts from the group's release. 0 releases every
+    /// operation at its own time, at the cost of a timer wake-up per operation
+    #[arg(long, value_name = "DURATION", default_value = "2ms")]
+    pub tick: String,
+
+    /// Consistency level [default: the workload's: LOCAL_ONE, or LOCAL_QUORUM for Tabular]
+    #[arg(long = "cl", value_name = "LEVEL")]
+    pub consistency: Option<String>,
+
+    /// Serial consistency level: SERIAL or LOCAL_SERIAL
+    #[arg(
+        long = "serial-cl",
+        value_name = "LEVEL",
+        default_value = "LOCAL_SERIAL"
+    )]
+    pub serial_consistency: String,
+
+    /// Keyspace replication map [default: NetworkTopologyStrategy, RF 3 per DC with >= 3 nodes, else 1]
+    #[arg(long, value_name = "MAP")]
+    pub replication: Option<String>,
+
+    /// Table compaction map, e.g. "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}"
+    /// (table options may follow: "... AND speculative_retry = 'NONE'")
+    #[arg(long, value_name = "MAP")]
+    pub compaction: Option<String>,
+
+    /// Keyspace for the workload's table
+    #[arg(long, value_name = "NAME", default_value = "cqlbench")]
+    pub keyspace: String,
+
+    /// Drop the keyspace first, so the run starts from empty tables
+    #[arg(long)]
+    pub drop: bool,
+
+    /// Connections the driver opens to each node
+    #[arg(long = "connections-per-host", value_name = "N", default_value = "2")]
+    pub connections_per_host: String,
+
+    /// Contact point (repeatable, or comma-separated). Without it, the local cluster from `cqlbench cluster`
+    /// is used, or a 1-node cluster is started for the run and stopped afterwards
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// CQL native port
+    #[arg(long, value_name = "PORT", default_value = "9042")]
+    pub port: String,
+
+    /// Route requests only to this datacenter's nodes (DC-aware load balancing)
+    #[arg(long, value_name = "DC")]
+    pub dc: Option<String>,
+
+    /// Client-side timeout per request; a timed-out operation is counted and recorded with its latency
+    #[arg(
+        long = "request-timeout",
+        value_name = "DURATION",
+        default_value = "12s"
+    )]
+    pub request_timeout: String,
+
+    /// Result directory [default: ./cqlbench-results/WORKLOAD-YYYYMMDD-HHMMSS]
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Seed for keys and values: the same seed gives the same keys
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub seed: String,
+
+    /// File with `username=...` and `password=...` lines
+    #[arg(long = "credentials-file", value_name = "FILE")]
+    pub credentials_file: Option<PathBuf>,
+
+    /// Connect with TLS, trusting this CA certificate (PEM)
+    #[arg(long, value_name = "CA_FILE")]
+    pub tls: Option<PathBuf>,
+
+    /// Window length for the average and maximum p99 (the seed tables' "Average p99"/"Max p99")
+    #[arg(long = "p99-window", value_name = "DURATION", default_value = "10s")]
+    pub p99_window: String,
+
+    /// Workload parameters as --workload.NAME=VALUE (e.g. --workload.partsize=5000)
+    #[arg(value_name = "--workload.NAME=VALUE", allow_hyphen_values = true, num_args = 0.., hide = true)]
+    pub workload_params: Vec<String>,
+}
+
+type Result<T> = std::result::Result<T, LoadError>;
+
+fn invalid(message: String) -> LoadError {
+    LoadError::InvalidOption(message)
+}
+
+/// A quantity parser's error (`30x`, `1.5.2M`) as a run option error, with its own words.
+fn unit<T, E: std::fmt::Display>(result: std::result::Result<T, E>) -> Result<T> {
+    result.map_err(|e| invalid(e.to_string()))
+}
+
+fn parse_number<T>(flag: &str, text: &str, min: T) -> Result<T>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    let value: T = text
+        .trim()
+        .parse()
+        .ok()
+        .ok_or_else(|| invalid(format!("invalid {flag} '{text}': expected a whole number")))?;
+    if value < min {
+        return Err(invalid(format!(
+            "invalid {flag} '{text}': must be at least {min}"
+        )));
+    }
+    Ok(value)
+}
+
+fn parse_workload_params(raw: &[String]) -> Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|arg| {
+            let setting = arg.strip_prefix("--workload.").ok_or_else(|| {
+                invalid(format!("unexpected argument '{arg}' (workload parameters are written --workload.NAME=VALUE)"))
+            })?;
+            let (name, value) = setting
+                .split_once('=')
+                .ok_or_else(|| invalid(format!("'{arg}' has no value: write --workload.NAME=VALUE")))?;
+            Ok((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+fn read_credentials(file: Option<&Path>) -> Result<Option<Credentials>> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            invalid(format!(
+                "cannot read credentials file {}: {e}",
+                path.display()
+            ))
+        })?;
+        let mut username = None;
+        let mut password = None;
+        for line in text.lines() {
+            let line = line.trim();
+            let Some((key, value)) = line.split_once('=').or_else(|| line.split_once(':')) else {
+                continue;
+            };
+            match key.trim() {
+                "username" | "user" => username = Some(value.trim().to_string()),
+                "password" => password = Some(value.trim().to_string()),
+                _ => {}
+            }
+        }
+        return match (username, password) {
+            (Some(username), Some(password)) => Ok(Some(Credentials { username, password })),
+            _ => Err(invalid(format!(
+                "credentials file {} needs 'username=...' and 'password=...' lines",
+                path.display()
+            ))),
+        };
+    }
+    match (
+        std::env::var("CQLBENCH_USERNAME"),
+        std::env::var("CQLBENCH_PASSWORD"),
+    ) {
+        (Ok(username), Ok(password)) => Ok(Some(Credentials { username, password })),
+        (Ok(_), Err(_)) | (Err(_), Ok(_)) => Err(invalid(
+            "set both CQLBENCH_USERNAME and CQLBENCH_PASSWORD, or neither".into(),
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC, without a date library.
+pub fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+impl RunArgs {
+    /// Parses a `cqlbench run` command line after the subcommand (`WORKLOAD [OPTIONS]`), as the CLI
+    /// does, `--workload.NAME=VALUE` parameters anywhere among the options. Errors are one line.
+    pub fn parse_from<S: AsRef<str>>(argv: &[S]) -> Result<RunArgs> {
+        let (params, rest): (Vec<String>, Vec<String>) = argv
+            .iter()
+            .map(|a| a.as_ref().to_string())
+            .partition(|a| a.starts_with("--workload."));
+        let command =
+            RunArgs::augment_args(clap::Command::new("cqlbench run").no_binary_name(true));
+        let one_line = |e: clap::Error| {
+            let text = e.to_string();
+            invalid(
+                text.lines()
+                    .next()
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ")
+                    .to_string(),
+            )
+        };
+        let matches = command.try_get_matches_from(rest).map_err(one_line)?;
+        let mut parsed = RunArgs::from_arg_matches(&matches).map_err(one_line)?;
+        parsed.workload_params.extend(params);
+        Ok(parsed)
+    }
+
+    /// Contact points given with `--host` (repeatable or comma-separated).
+    pub fn explicit_hosts(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .flat_map(|h| h.split(','))
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .collect()
+    }
+
+    /// Turns the command line into validated run options (everything except where to connect).
+    pub fn to_options(&self, hosts: Vec<String>) -> Result<RunOptions> {
+        build_options(self, hosts)
+    }
+}
+
+fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
+    let info = find_workload(&args.workload)?;
+    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
+    });
+    let mut o = RunOptions::new(workload, hosts, out);
+    o.stopping = match (&args.duration, &args.ops) {
+        (_, Some(n)) => Stopping::Ops(unit(parse_count(n))?),
+        (Some(d), None) => Stopping::Duration(unit(parse_duration(d))?),
+        (None, None) => Stopping::Duration(Duration::from_secs(60)),
+    };
+    o.partitions = unit(parse_count(&args.partitions))?;
+    o.concurrency = parse_number("--concurrency", &args.concurrency, 1usize)?;
+    o.threads = parse_number("--threads", &args.threads, 1usize)?;
+    if let Some(r) = &args.read_ratio {
+        o.read_ratio = r
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| (0.0..=1.0).contains(v))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid read ratio '{r}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
+                ))
+            })?;
+    }
+    o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
+    o.partition_gen = args.partition_generator.parse::<PartitionGen>()?;
+    o.populate = unit(args.populate.as_deref().map(parse_count).transpose())?.unwrap_or(0);
+    o.warmup =
+        unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
+    o.tick = unit(parse_duration(&args.tick))?;
+    if let Some(cl) = &args.consistency {
+        o.consistency = cl.parse::<Consistency>()?;
+    }
+    o.serial_consistency = args.serial_consistency.parse::<Consistency>()?;
+    if !matches!(
+        o.serial_consistency,
+        Consistency::Serial | Consistency::LocalSerial
+    ) {
+        return Err(invalid("--serial-cl must be SERIAL or LOCAL_SERIAL".into()));
+    }
+    o.replication = args
+        .replication
+        .as_deref()
+        .map(parse_replication)
+        .transpose()?;
+    o.compaction = args
+        .compaction
+        .as_deref()
+        .map(|c| parse_table_options("compaction", c))
+        .transpose()?;
+    o.keyspace = args.keyspace.clone();
+    o.drop_keyspace = args.drop;
+    o.connections_per_host =
+        parse_number("--connections-per-host", &args.connections_per_host, 1usize)?;
+    o.port = parse_number("--port", &args.port, 1u16)?;
+    o.dc = args.dc.clone();
+    o.request_timeout = unit(parse_duration(&args.request_timeout))?;
+    o.seed = parse_number("--seed", &args.seed, 0u64)?;
+    o.credentials = read_credentials(args.credentials_file.as_deref())?;
+    o.tls_ca = args.tls.clone();
+    if let Some(ca) = &o.tls_ca {
+        if !ca.is_file() {
+            return Err(invalid(format!(
+                "--tls CA file {} does not exist",
+                ca.display()
+            )));
+        }
+    }
+    o.p99_window = unit(parse_duration(&args.p99_window))?;
+    if o.p99_window.is_zero() {
+        return Err(invalid("--p99-window must be greater than zero".into()));
+    }
+    o.validate()?;
+    Ok(o)
+}
