@@ -29,6 +29,9 @@ pub enum CampaignError {
     #[error(transparent)]
     Load(#[from] cqlbench_load::LoadError),
 
+    #[error("the report: {0}")]
+    Report(#[from] cqlbench_report::ReportError),
+
     #[error("interrupted: finished cells are kept, the cell that was running was discarded; run the same plan into the same directory to resume")]
     Interrupted,
 }

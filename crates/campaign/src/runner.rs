@@ -70,6 +70,9 @@ pub fn run(
     let tables = crate::tables::render(plan, dir);
     std::fs::write(dir.join("tables.txt"), &tables)
         .context(|| format!("writing {}", dir.join("tables.txt").display()))?;
+    // report.md and report.html: the same tables with every cell's percentiles and the charts.
+    let order: Vec<String> = plan.configs.iter().map(|c| c.dir_name.clone()).collect();
+    cqlbench_report::write_report(&cqlbench_report::discover(dir, &order)?, dir)?;
     Ok(Outcome {
         ran: tracker.ran,
         skipped: tracker.skipped,

@@ -406,8 +406,45 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     eprintln!("resumed campaign done after {:?}", started.elapsed());
 
     // Layout: per campaign, per configuration, per cell, per node.
-    for file in ["plan.toml", "environment.json", "tables.txt"] {
+    for file in [
+        "plan.toml",
+        "environment.json",
+        "tables.txt",
+        "report.md",
+        "report.html",
+    ] {
         assert!(out.join(file).is_file(), "{file}");
+    }
+    // The report's throughput row of each configuration holds its cells' achieved rates, in the
+    // plan's order (the populate run is no column).
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let rows: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("## Throughput"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| ---"))
+        .take(3)
+        .collect();
+    assert_eq!(
+        rows[0], "| Throughput (ops/s) | 200 ops/s | 400 ops/s |",
+        "{report}"
+    );
+    for (row, config) in rows[1..].iter().zip(["G1-jdk17", "Shenandoah-jdk17"]) {
+        let rates: Vec<String> = ["200", "400"]
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:.2}",
+                    summary(&out.join(config).join(r))["achieved_rate"]
+                        .as_f64()
+                        .unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            *row,
+            format!("| {config} | {} |", rates.join(" | ")),
+            "{report}"
+        );
     }
     let environment: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("environment.json")).unwrap())

@@ -118,7 +118,11 @@ impl Campaign {
 pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportError> {
     let mut cells = Vec::new();
     for config in subdirectories(dir)? {
-        for rate in subdirectories(&config)? {
+        // A campaign's populate run is part of a configuration's set-up, not a cell.
+        for rate in subdirectories(&config)?
+            .into_iter()
+            .filter(|r| name_of(r) != "populate")
+        {
             let summary = rate.join("summary.json");
             if summary.is_file() {
                 cells.push(read_cell(&config, &rate, None, &summary)?);
