@@ -383,6 +383,8 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let text = log_text();
     assert!(status.success(), "{text}");
     assert!(text.contains("already finished"), "{text}");
+    let report_line = format!("report: {}", out.join("report.html").display());
+    assert!(text.contains(&report_line), "{report_line} in {text}");
     // The progress display: the cell, its place in the matrix, the time left.
     assert!(
         text.contains("[cell 4/4] Shenandoah jdk17 @ 400 ops/s") && text.contains("left"),

@@ -117,6 +117,7 @@ pub fn execute(args: CampaignArgs) -> Result<()> {
                 outcome.skipped,
                 dir.display()
             );
+            println!("report: {}", dir.join("report.html").display());
             Ok(())
         }
         Err(CampaignError::Interrupted) => {
