@@ -183,7 +183,10 @@ fn dry_run_prints_the_matrix_and_starts_nothing() {
         assert!(run.ok(), "{}: {}", entry.path().display(), run.stderr);
         seen += 1;
     }
-    assert_eq!(seen, 3);
+    assert_eq!(
+        seen, 4,
+        "examples/ has the quick plan and the three seed plans"
+    );
 }
 
 /// Live JVMs of clusters under `home`, found by the data directory on their command line.
