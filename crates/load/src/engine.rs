@@ -493,6 +493,11 @@ async fn run_async(
     );
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_tick = start;
+    // Start of the measured operations not yet written as a row. A tick that falls a moment after the
+    // measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise write
+    // a measured row a fraction of a millisecond long; its operations are held for the next row.
+    let mut measured_since = measure_start;
+    let mut held_measured: Option<[OpStats; 2]> = None;
     let summary_base = SummaryBase {
         workload: options.workload.info.name.to_string(),
         target_rate: options.rate,
@@ -516,7 +521,12 @@ async fn run_async(
             }
         };
         let now = Instant::now();
-        let interval = drain(&phase.recorders);
+        let mut interval = drain(&phase.recorders);
+        if let Some(held) = held_measured.take() {
+            for (stats, h) in interval.measured.iter_mut().zip(&held) {
+                stats.merge_from(h);
+            }
+        }
         let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
         let _ = totals.hiccup.add(&interval.lateness);
         let _ = totals.send_gaps.add(&interval.send_gaps);
@@ -541,16 +551,21 @@ async fn run_async(
                 write_hlog: false,
             })?;
         }
-        if now > measure_start {
+        let measured_length = now.saturating_duration_since(measured_since);
+        if now > measure_start && !finished && measured_length < MIN_FIRST_MEASURED_ROW {
+            held_measured = Some(std::mem::take(&mut interval.measured));
+        } else if now > measure_start {
             files.write_interval(&IntervalRow {
                 elapsed_s: since_measure_start(now),
-                length,
+                length: measured_length,
                 phase: "measured",
                 stats: &interval.measured,
-                scheduled_ops_s: per_second(scheduled_in(&plan, last_tick.max(measure_start), now)),
+                scheduled_ops_s: scheduled_in(&plan, measured_since, now)
+                    / measured_length.as_secs_f64().max(1e-9),
                 hiccup_max_ms,
                 write_hlog: true,
             })?;
+            measured_since = now;
         }
         absorb(&mut totals, &interval, measure_start, now);
         totals.close_window(finished, options.p99_window, now);
@@ -587,6 +602,10 @@ async fn run_async(
         }
     }
 }
+
+/// The shortest first measured row: a tick closer than this to the measured start holds its measured
+/// operations for the next row.
+const MIN_FIRST_MEASURED_ROW: Duration = Duration::from_millis(200);
 
 /// Operations the schedule (over all operation types) puts between `from` and `to`.
 fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
