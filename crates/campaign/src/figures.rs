@@ -412,8 +412,15 @@ pub fn collect_node(
         notes.push("no GC log line in the window".to_string());
         serde_json::Value::Null
     } else {
-        match cqlbench_gclog::analyze_paths(std::slice::from_ref(&gc_path)) {
-            Ok(report) => serde_json::to_value(&report).unwrap_or(serde_json::Value::Null),
+        let mut timeline = Vec::new();
+        let inputs = [cqlbench_gclog::Input::from_arg(&gc_path)];
+        match cqlbench_gclog::analyze(&inputs, Some(&mut timeline), &mut |_| {}) {
+            Ok(report) => {
+                // Every pause and safepoint with its wall-clock start and end: what the client's
+                // slow operations are lined up against.
+                std::fs::write(dir.join("timeline.csv"), &timeline)?;
+                serde_json::to_value(&report).unwrap_or(serde_json::Value::Null)
+            }
             Err(e) => {
                 notes.push(format!("GC analysis: {e}"));
                 serde_json::Value::Null

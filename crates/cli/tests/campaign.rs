@@ -6,33 +6,19 @@
 //!
 //! The tests use a private CQLBENCH_HOME whose Cassandra and JDK caches link to the shared ones.
 
+#[path = "common/campaign_support.rs"]
+mod campaign_support;
 #[path = "common/cluster_support.rs"]
 mod support;
 
+use campaign_support::{campaign, node_processes, private_home, signal, spawn, wait_for, Reaper};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::Home;
 use serde_json::Value;
-
-fn private_home() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let shared = Home::from_env();
-    for cache in ["cassandra", "jdks"] {
-        let from = shared.root().join(cache);
-        std::fs::create_dir_all(&from).unwrap();
-        std::os::unix::fs::symlink(&from, dir.path().join(cache)).unwrap();
-    }
-    dir
-}
-
-fn campaign(home: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
-    cmd.arg("campaign").args(args).env("CQLBENCH_HOME", home);
-    cmd
-}
 
 fn output(mut cmd: Command) -> support::Run {
     let out = cmd.output().unwrap();
@@ -189,23 +175,6 @@ fn dry_run_prints_the_matrix_and_starts_nothing() {
     );
 }
 
-/// Live JVMs of clusters under `home`, found by the data directory on their command line.
-fn node_processes(home: &Path) -> Vec<i32> {
-    let marker = format!("-Dcassandra.storagedir={}", home.join("clusters").display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(&marker) && support::process_exists(pid) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
@@ -221,54 +190,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     files
-}
-
-/// Waits until `ready` holds (or the campaign ends, or a limit passes).
-fn wait_for(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
-    let limit = Instant::now() + Duration::from_secs(240);
-    while !ready() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the campaign ended ({status}) before {what}");
-        }
-        assert!(Instant::now() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn spawn(home: &Path, plan: &Path, out: &Path, log: &Path) -> Child {
-    let log = std::fs::File::create(log).unwrap();
-    campaign(home, &[plan.to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-/// Whatever happens in the test (a failed assertion mid-campaign included), no campaign process and
-/// no node it started outlives it: both are killed by PID when this is dropped.
-struct Reaper {
-    home: PathBuf,
-    campaign: Option<Child>,
-}
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        if let Some(child) = self.campaign.as_mut() {
-            // std only signals a child it has not reaped yet.
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        for pid in node_processes(&self.home) {
-            // SAFETY: kill(2) on a node JVM of this test's private home, found by its command line.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-}
-
-fn signal(child: &Child, signal: i32) {
-    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.id() as i32, signal) };
 }
 
 fn kept_cells(out: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

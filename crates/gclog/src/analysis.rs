@@ -838,7 +838,7 @@ fn infer_collector(pauses: &Durations) -> Option<String> {
 }
 
 /// The pause kind of a GC safepoint operation (`ZMarkStart`, `ShenandoahFinalRoots`, …).
-fn gc_operation_kind(operation: &str) -> Option<&'static str> {
+pub fn gc_operation_kind(operation: &str) -> Option<&'static str> {
     let kind = match operation {
         "ZMarkStart" | "ZMarkStartYoung" | "ZMarkStartYoungAndOld" | "ZMarkStartOld" => {
             "Mark Start"

@@ -28,7 +28,7 @@ mod parse;
 mod report;
 mod time;
 
-pub use analysis::Analyzer;
+pub use analysis::{gc_operation_kind, Analyzer};
 pub use input::{order_rotated_parts, Input};
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
@@ -38,7 +38,7 @@ pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
-pub use time::format_iso8601;
+pub use time::{format_iso8601, parse_iso8601};
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -131,6 +131,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "2ms")]
     pub tick: String,
 
+    /// Do not write slow-ops.csv. By default every successful measured operation slower than 0.7x
+    /// the p99 so far is written there with its intended start, completion and node, so that the
+    /// tail can be lined up with the servers' GC pauses (`cqlbench report` does)
+    #[arg(long)]
+    pub no_slow_ops: bool,
+
     /// Consistency level [default: the workload's: LOCAL_ONE, or LOCAL_QUORUM for Tabular]
     #[arg(long = "cl", value_name = "LEVEL")]
     pub consistency: Option<String>,
@@ -392,6 +398,7 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     o.warmup =
         unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
     o.tick = unit(parse_duration(&args.tick))?;
+    o.record_slow_ops = !args.no_slow_ops;
     if let Some(cl) = &args.consistency {
         o.consistency = cl.parse::<Consistency>()?;
     }

@@ -568,6 +568,10 @@ async fn run_async(
             measured_since = now;
         }
         absorb(&mut totals, &interval, measure_start, now);
+        if options.record_slow_ops {
+            files.write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
+            set_slow_thresholds(&phase.recorders, slow_thresholds(&totals));
+        }
         totals.close_window(finished, options.p99_window, now);
         let status = match (finished, &ended.failure) {
             (false, _) => "running",
@@ -600,6 +604,34 @@ async fn run_async(
                 table,
             });
         }
+    }
+}
+
+/// The latency from which a successful operation is kept in slow-ops.csv, per operation type: a
+/// margin below the p99 measured so far (the warm-up's before the measured phase has enough), so that
+/// the operations above the run's final p99 are all there even when the p99 drifts down; everything
+/// until a p99 is known.
+fn slow_thresholds(totals: &Totals) -> [u64; 2] {
+    const ENOUGH: u64 = 200;
+    std::array::from_fn(|i| {
+        let measured = &totals.measured[i].latency;
+        let warmup = &totals.warmup[i].latency;
+        let basis = if measured.len() >= ENOUGH {
+            measured
+        } else if warmup.len() >= ENOUGH {
+            warmup
+        } else {
+            return 0;
+        };
+        basis.value_at_quantile(0.99) * 7 / 10
+    })
+}
+
+fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: [u64; 2]) {
+    for r in recorders {
+        r.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .slow_threshold_us = thresholds;
     }
 }
 
@@ -950,6 +982,7 @@ fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
         "warmup_s": o.warmup.as_secs_f64(),
         "request_timeout_s": o.request_timeout.as_secs_f64(),
         "tick_ms": o.tick.as_secs_f64() * 1000.0,
+        "slow_ops_file": o.record_slow_ops.then_some("slow-ops.csv"),
         "release_group": o.release_group(),
         "seed": o.seed,
         "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),

@@ -110,6 +110,8 @@ pub struct RunOptions {
     /// With a rate, each thread releases its operations in groups at most this often; zero releases
     /// every operation at its own time (one timer wake-up per operation).
     pub tick: Duration,
+    /// Write slow-ops.csv (successful operations near and above the p99, with their times).
+    pub record_slow_ops: bool,
 }
 
 impl RunOptions {
@@ -148,6 +150,7 @@ impl RunOptions {
             tls_ca: None,
             p99_window: Duration::from_secs(10),
             tick: Duration::from_millis(2),
+            record_slow_ops: true,
         }
     }
 

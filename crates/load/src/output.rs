@@ -4,15 +4,16 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::recorder::{ErrorCounts, OpStats};
+use crate::recorder::{ErrorCounts, OpStats, SlowOp};
 use crate::workload::OpType;
 use crate::LoadError;
 
@@ -199,7 +200,12 @@ pub struct ResultFiles {
     intervals: BufWriter<File>,
     hlogs: Vec<(OpType, HlogKind, File)>,
     serializer: V2DeflateSerializer,
+    slow_ops: Option<BufWriter<File>>,
 }
+
+/// The columns of slow-ops.csv: times in seconds from the measured start (`measured_start_unix_s` in
+/// summary.json is its wall-clock time), the node whose connection carried the operation.
+pub const SLOW_OP_COLUMNS: &str = "intended_s,done_s,op,latency_ms,node";
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
     move |source| LoadError::Io {
@@ -241,7 +247,46 @@ impl ResultFiles {
             intervals,
             hlogs,
             serializer,
+            slow_ops: None,
         })
+    }
+
+    /// Appends successful operations slower than the running threshold to slow-ops.csv (created at
+    /// the first call).
+    pub fn write_slow_ops(
+        &mut self,
+        ops: &[SlowOp],
+        measure_start: Instant,
+        nodes: &[SocketAddr],
+    ) -> Result<(), LoadError> {
+        let path = self.dir.join("slow-ops.csv");
+        if self.slow_ops.is_none() {
+            let mut file = BufWriter::new(File::create(&path).map_err(io_error(&path))?);
+            writeln!(file, "{SLOW_OP_COLUMNS}").map_err(io_error(&path))?;
+            self.slow_ops = Some(file);
+        }
+        let Some(out) = self.slow_ops.as_mut() else {
+            return Ok(());
+        };
+        let since = |t: Instant| {
+            t.saturating_duration_since(measure_start).as_secs_f64()
+                - measure_start.saturating_duration_since(t).as_secs_f64()
+        };
+        for op in ops {
+            let node = nodes
+                .get(usize::from(op.node))
+                .map_or(String::new(), |a| a.ip().to_string());
+            writeln!(
+                out,
+                "{:.6},{:.6},{},{:.3},{node}",
+                since(op.intended),
+                since(op.done),
+                op.op.name(),
+                op.done.saturating_duration_since(op.intended).as_secs_f64() * 1000.0
+            )
+            .map_err(io_error(&path))?;
+        }
+        out.flush().map_err(io_error(&path))
     }
 
     /// Appends one interval: a csv row per operation type (and phase), and the measured histograms to

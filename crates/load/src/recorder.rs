@@ -92,6 +92,21 @@ pub struct Completion {
     pub error: Option<ErrorKind>,
     /// The operation had to wait for a free in-flight slot (so its send lateness is not the client's).
     pub slot_limited: bool,
+    /// Index of the node whose connection carried it ([`NO_NODE`] when it was never sent).
+    pub node: u16,
+}
+
+/// [`Completion::node`] of an operation that no connection carried.
+pub const NO_NODE: u16 = u16::MAX;
+
+/// A successful measured operation slower than the recorder's threshold: kept with its times so
+/// that the tail can be lined up with the servers' pauses afterwards.
+#[derive(Debug, Clone, Copy)]
+pub struct SlowOp {
+    pub op: OpType,
+    pub intended: Instant,
+    pub done: Instant,
+    pub node: u16,
 }
 
 /// Measurements of one operation type.
@@ -166,6 +181,10 @@ pub struct IntervalRecorder {
     /// Time between one release of operations and the next on the same thread (rate mode): how the
     /// sends are really spaced (`--tick`).
     pub send_gaps: Histogram<u64>,
+    /// Successful measured operations at or above this latency (µs, per operation type) are kept in
+    /// `slow`; `u64::MAX` keeps none. The engine lowers it below the running p99 at every tick.
+    pub slow_threshold_us: [u64; 2],
+    pub slow: Vec<SlowOp>,
 }
 
 impl Default for IntervalRecorder {
@@ -178,6 +197,8 @@ impl Default for IntervalRecorder {
             last_done: None,
             lateness: new_histogram(),
             send_gaps: new_histogram(),
+            slow_threshold_us: [u64::MAX; 2],
+            slow: Vec::new(),
         }
     }
 }
@@ -207,13 +228,21 @@ impl IntervalRecorder {
         // Auto-resizing histograms accept any value.
         match completion.error {
             None => {
-                let _ = stats
-                    .latency
-                    .record(micros(completion.intended, completion.done));
+                let latency = micros(completion.intended, completion.done);
+                let _ = stats.latency.record(latency);
                 let _ = stats
                     .service
                     .record(micros(completion.sent, completion.done));
                 stats.count += 1;
+                let op = completion.op.index();
+                if latency >= self.slow_threshold_us[op] && completion.intended >= measure_start {
+                    self.slow.push(SlowOp {
+                        op: completion.op,
+                        intended: completion.intended,
+                        done: completion.done,
+                        node: completion.node,
+                    });
+                }
             }
             Some(kind) => {
                 let _ = stats
@@ -245,6 +274,7 @@ impl IntervalRecorder {
         self.lateness.reset();
         let _ = into.send_gaps.add(&self.send_gaps);
         self.send_gaps.reset();
+        into.slow.append(&mut self.slow);
     }
 }
 
@@ -264,6 +294,7 @@ mod tests {
             done: t0 + Duration::from_millis(1000),
             error: Some(ErrorKind::Timeout),
             slot_limited: false,
+            node: 0,
         };
         rec.record(&c, t0);
         let w = &rec.measured[OpType::Write.index()];
@@ -302,6 +333,7 @@ mod tests {
                 done: gave_up,
                 error: Some(ErrorKind::Unsent),
                 slot_limited: false,
+                node: NO_NODE,
             },
             t0,
         );

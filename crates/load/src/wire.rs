@@ -21,7 +21,7 @@ use cqlbench_cql::{
 };
 
 use crate::poll::{self, Epoll};
-use crate::recorder::{Completion, ErrorKind, IntervalRecorder};
+use crate::recorder::{Completion, ErrorKind, IntervalRecorder, NO_NODE};
 use crate::topology::{token_of, Topology};
 use crate::workload::OpType;
 
@@ -73,8 +73,9 @@ pub struct Pending {
 }
 
 impl Pending {
-    fn complete(self, done: Instant, error: Option<ErrorKind>) -> Completion {
+    fn complete(self, done: Instant, error: Option<ErrorKind>, node: u16) -> Completion {
         Completion {
+            node,
             op: self.op,
             intended: self.intended.unwrap_or(self.sent),
             sent: self.sent,
@@ -264,7 +265,7 @@ impl Conn {
             }
             match slot.state {
                 SlotState::Busy(pending) => {
-                    completed.push(pending.complete(now, Some(ErrorKind::Other)));
+                    completed.push(pending.complete(now, Some(ErrorKind::Other), self.node as u16));
                     self.live -= 1;
                     self.release(id);
                 }
@@ -376,9 +377,13 @@ impl Conn {
                     }
                     let completion = if now > pending.deadline {
                         // The answer came after the timeout: the user saw a timeout.
-                        pending.complete(pending.deadline, Some(ErrorKind::Timeout))
+                        pending.complete(
+                            pending.deadline,
+                            Some(ErrorKind::Timeout),
+                            self.node as u16,
+                        )
                     } else {
-                        pending.complete(now, outcome.map(error_kind))
+                        pending.complete(now, outcome.map(error_kind), self.node as u16)
                     };
                     completed.push(completion);
                     self.live -= 1;
@@ -418,7 +423,7 @@ impl Conn {
             }
             self.deadlines.pop_front();
             // The operation failed when its timeout ran out, however late this loop noticed it.
-            completed.push(pending.complete(deadline, Some(ErrorKind::Timeout)));
+            completed.push(pending.complete(deadline, Some(ErrorKind::Timeout), self.node as u16));
             slot.state = SlotState::Orphan;
             self.live -= 1;
         }
@@ -429,7 +434,7 @@ impl Conn {
     fn fail(&mut self, now: Instant, completed: &mut Vec<Completion>) {
         for slot in &self.slots {
             if let SlotState::Busy(p) = slot.state {
-                completed.push(p.complete(now, Some(ErrorKind::Other)));
+                completed.push(p.complete(now, Some(ErrorKind::Other), self.node as u16));
             }
         }
         self.awaiting_prepare = Default::default();
@@ -778,7 +783,7 @@ pub fn run_loop(
                         no_connection = true;
                         break;
                     }
-                    completed.push(pending.complete(now, Some(ErrorKind::Other)));
+                    completed.push(pending.complete(now, Some(ErrorKind::Other), NO_NODE));
                 }
                 let measured = intended.unwrap_or(now) >= phase.measure_start;
                 tally.released[usize::from(measured)][op.index()] += 1;
@@ -910,6 +915,7 @@ fn account_unsent(
             done: now,
             error: Some(ErrorKind::Unsent),
             slot_limited: false,
+            node: NO_NODE,
         });
         outcome.unsent += 1;
         cursor += phase.threads;

@@ -1,9 +1,13 @@
 //! `report.html`: one self-contained page (inline CSS and SVG; no script, font or request).
 
 use crate::cells::{Campaign, Cell};
-use crate::markdown::{percentile_rows, PERCENTILE_HEADINGS};
+use crate::markdown::{percentile_rows, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
+use crate::server::{
+    gc_rows, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
+};
 use crate::svg::{escape, line_chart, Chart, Series};
 use crate::tables::{format_value, Table};
+use crate::tail::node_stops;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}\
@@ -128,49 +132,132 @@ fn latency_over_time(cell: &Cell) -> Option<Chart> {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next()?.split(',').collect();
     let column = |name: &str| header.iter().position(|c| *c == name);
-    let (elapsed, phase, op, count, p99) = (
+    let (elapsed, phase, op, count) = (
         column("elapsed_s")?,
         column("phase")?,
         column("op")?,
         column("count")?,
-        column("p99_ms")?,
     );
+    let figures = [
+        (column("p99_ms")?, "p99", false),
+        (column("max_ms")?, "max", true),
+    ];
     let mut series: Vec<Series> = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         if f.get(phase) != Some(&"measured") || f.get(count).is_none_or(|c| *c == "0") {
             continue;
         }
-        let (Some(x), Some(y)) = (
-            f.get(elapsed).and_then(|v| v.parse().ok()),
-            f.get(p99).and_then(|v| v.parse().ok()),
-        ) else {
+        let Some(x) = f.get(elapsed).and_then(|v| v.parse::<f64>().ok()) else {
             continue;
         };
-        let name = format!("{} p99", f.get(op)?);
-        match series.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push((x, y)),
-            None => series.push(Series {
-                name,
-                points: vec![(x, y)],
-                dashed: false,
-            }),
+        for &(index, label, dashed) in &figures {
+            let Some(y) = f.get(index).and_then(|v| v.parse::<f64>().ok()) else {
+                continue;
+            };
+            let name = format!("{} {label}", f.get(op)?);
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(Series {
+                    name,
+                    points: vec![(x, y)],
+                    dashed,
+                }),
+            }
         }
     }
+    // Each node's GC pauses, on the same (wall-clock) time axis, within the measured phase.
+    let duration = cell.number("duration_s").unwrap_or(0.0);
+    let shaded: Vec<(f64, f64)> = cell
+        .number("measured_start_unix_s")
+        .map(|start| node_stops(&cell.dir, start))
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|n| n.stops.iter())
+        .filter(|s| s.gc && s.end > 0.0 && s.start < duration)
+        .map(|s| (s.start.max(0.0), s.end.min(duration)))
+        .collect();
     (!series.is_empty()).then(|| Chart {
         title: format!(
-            "{} at {}{}: corrected p99 per second",
+            "{} at {}{}: corrected latency per second{}",
             cell.config,
             cell.rate.label(),
             cell.repeat
                 .as_ref()
-                .map_or_else(String::new, |r| format!(" (repeat {r})"))
+                .map_or_else(String::new, |r| format!(" (repeat {r})")),
+            if shaded.is_empty() {
+                ""
+            } else {
+                ", GC pauses shaded"
+            }
         ),
         x_label: "seconds into the measured phase".into(),
-        y_label: "p99 (ms)".into(),
+        y_label: "latency (ms)".into(),
         series,
-        shaded: Vec::new(),
+        shaded,
     })
+}
+
+/// Seed 004's view: the stop remaining at an instant picked uniformly in time, at p99, p99.9 and
+/// p99.99, one line per configuration, one chart per rate.
+fn time_sampled_charts(campaign: &Campaign) -> Vec<Chart> {
+    campaign
+        .rates
+        .iter()
+        .map(|rate| {
+            let series = campaign
+                .configs
+                .iter()
+                .filter_map(|config| {
+                    let figures: Vec<_> = campaign
+                        .cells_at(config, rate)
+                        .filter_map(server_figures)
+                        .collect();
+                    let worst = |f: fn(&ServerFigures) -> Option<f64>| {
+                        figures.iter().filter_map(f).reduce(f64::max)
+                    };
+                    let points: Vec<(f64, f64)> = [
+                        (2.0, worst(|f| f.time_sampled_p99_ms)),
+                        (3.0, worst(|f| f.time_sampled_p999_ms)),
+                        (4.0, worst(|f| f.time_sampled_p9999_ms)),
+                    ]
+                    .into_iter()
+                    .filter_map(|(x, y)| Some((x, y?)))
+                    .collect();
+                    (!points.is_empty()).then(|| Series {
+                        name: config.clone(),
+                        points,
+                        dashed: false,
+                    })
+                })
+                .collect();
+            Chart {
+                title: format!("Stop time sampled uniformly in time, at {}", rate.label()),
+                x_label: "nines: 2 = p99, 3 = p99.9, 4 = p99.99".into(),
+                y_label: "stop remaining (ms)".into(),
+                series,
+                shaded: Vec::new(),
+            }
+        })
+        .filter(|c| !c.series.is_empty())
+        .collect()
+}
+
+fn plain_table(class: &str, headings: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("<table class=\"{class}\">\n<tr>");
+    for heading in headings {
+        out.push_str(&format!("<th>{}</th>", escape(heading)));
+    }
+    out.push_str("</tr>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            out.push_str(&format!("<td>{}</td>", escape(cell)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
 }
 
 /// The whole page.
@@ -205,7 +292,29 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
+    out.push_str("</table>\n");
+    let gc = gc_rows(campaign);
+    if !gc.is_empty() {
+        out.push_str(&format!(
+            "<h2 id=\"gc\">GC and server figures per cell</h2>\n<p class=\"note\">{}</p>\n",
+            escape(GC_NOTE)
+        ));
+        out.push_str(&plain_table("gc-table", &GC_HEADINGS, &gc));
+        out.push_str("<div class=\"charts\">\n");
+        for chart in time_sampled_charts(campaign) {
+            out.push_str(&line_chart(&chart));
+        }
+        out.push_str("</div>\n");
+    }
+    let tail = tail_rows(campaign);
+    if !tail.is_empty() {
+        out.push_str(&format!(
+            "<h2 id=\"tail-vs-gc\">Client tail against GC pauses</h2>\n<p class=\"note\">{}</p>\n",
+            escape(TAIL_NOTE)
+        ));
+        out.push_str(&plain_table("tail-table", &TAIL_HEADINGS, &tail));
+    }
+    out.push_str("<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
     for config in &campaign.configs {
         for rate in &campaign.rates {
             for chart in campaign

@@ -11,14 +11,18 @@ mod cells;
 mod compare;
 mod html;
 mod markdown;
+mod server;
 mod svg;
 mod tables;
+mod tail;
 
 pub use cells::{discover, Campaign, Cell, RateKey};
 pub use compare::{compare_runs, format_comparison, FigureDiff};
 pub use html::html;
 pub use markdown::{markdown, terminal};
+pub use server::{server_figures, ServerFigures};
 pub use tables::{seed_tables, Table};
+pub use tail::{node_stops, parse_timeline, tail_vs_gc, NodeStops, Stop, TailVsGc};
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! The report as Markdown (`report.md`) and as plain text for the terminal.
 
 use crate::cells::Campaign;
+use crate::server::{gc_rows, tail_rows, GC_HEADINGS, TAIL_HEADINGS};
 use crate::tables::{format_value, Table};
 
 /// The percentile columns of the per-cell table: heading and summary.json path below `ops.<type>`.
@@ -103,8 +104,41 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
         .map(|r| r.cells)
         .collect();
     markdown_table(&mut out, &headings, &rows);
+    let gc = gc_rows(campaign);
+    if !gc.is_empty() {
+        out.push_str(&format!(
+            "\n## GC and server figures per cell\n\n{GC_NOTE}\n\n"
+        ));
+        markdown_table(&mut out, &strings(&GC_HEADINGS), &gc);
+    }
+    let tail = tail_rows(campaign);
+    if !tail.is_empty() {
+        out.push_str(&format!(
+            "\n## Client tail against GC pauses\n\n{TAIL_NOTE}\n\n"
+        ));
+        markdown_table(&mut out, &strings(&TAIL_HEADINGS), &tail);
+    }
     out
 }
+
+fn strings(headings: &[&str]) -> Vec<String> {
+    headings.iter().map(|h| h.to_string()).collect()
+}
+
+pub(crate) const GC_NOTE: &str = "From each node's GC log over exactly the cell's measured window, \
+and its process and GC-thread CPU from /proc. Over several nodes, counts and times add up, the \
+maxima and time-sampled stops are the worst node's, shares are averaged. Stopped time is the whole \
+time at safepoints, time to safepoint (TTSP) included; the time-sampled percentiles are seed 004's: \
+the stop remaining at an instant picked uniformly in time. CPU per operation is the nodes' CPU over \
+the cell's successful operations; write amplification is compacted / flushed bytes in the window.";
+
+pub(crate) const TAIL_NOTE: &str = "Successful operations slower than their type's p99 (p99.9) in the \
+cell, from the client's slow-ops.csv, lined up on the wall clock with every node's stops from its GC \
+log. An operation overlaps a pause when its time from intended start to completion meets a GC pause \
+(or a GC safepoint) on any node; \"any stop\" also counts non-GC safepoints. \"Tail time inside GC \
+pauses\" is the part of those operations' latency spent while a node was in a GC pause; the last \
+column is how much of the cell a GC pause covered, what chance alone would give. A stop no GC log \
+sees (a frozen process, the network, the disk) is not attributed.";
 
 /// The four seed tables as aligned plain text.
 pub fn terminal(tables: &[Table]) -> String {

@@ -1,0 +1,238 @@
+//! The servers' side of each cell, as the campaign collected it per node (`node*/gc-analysis.json`,
+//! `node*/figures.json`): the GC table, and the tail-vs-GC table built from it and the client's
+//! slow operations.
+
+use serde_json::Value;
+
+use crate::cells::{Campaign, Cell};
+use crate::tail::{tail_vs_gc, TailVsGc};
+
+/// One node's collected files.
+struct NodeFiles {
+    gc: Value,
+    figures: Value,
+}
+
+fn node_files(cell: &Cell) -> Vec<NodeFiles> {
+    let Ok(entries) = std::fs::read_dir(&cell.dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("node"))
+                && p.join("figures.json").is_file()
+        })
+        .collect();
+    dirs.sort();
+    let read = |path: std::path::PathBuf| {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or(Value::Null)
+    };
+    dirs.into_iter()
+        .map(|dir| NodeFiles {
+            gc: read(dir.join("gc-analysis.json")),
+            figures: read(dir.join("figures.json")),
+        })
+        .collect()
+}
+
+fn at(value: &Value, pointer: &str) -> Option<f64> {
+    value.pointer(pointer).and_then(Value::as_f64)
+}
+
+/// A cell's GC and server figures over all its nodes: counts and times add up, worst-case figures
+/// take the worst node, shares are averaged, CPU per operation adds up (each node's CPU is divided
+/// by all the cell's operations), write amplification is total compacted / total flushed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerFigures {
+    pub nodes: usize,
+    pub collector: Option<String>,
+    pub pauses: Option<f64>,
+    pub pause_total_ms: Option<f64>,
+    pub pause_max_ms: Option<f64>,
+    pub stopped_total_ms: Option<f64>,
+    pub ttsp_total_ms: Option<f64>,
+    pub time_sampled_p99_ms: Option<f64>,
+    pub time_sampled_p999_ms: Option<f64>,
+    pub time_sampled_p9999_ms: Option<f64>,
+    pub concurrent_share: Option<f64>,
+    pub allocation_mb_s: Option<f64>,
+    pub cpu_ms_per_op: Option<f64>,
+    pub gc_threads_cpu_share: Option<f64>,
+    pub write_amplification: Option<f64>,
+}
+
+fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values
+        .flatten()
+        .fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
+}
+
+fn max(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values.flatten().reduce(f64::max)
+}
+
+fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.flatten().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+pub fn server_figures(cell: &Cell) -> Option<ServerFigures> {
+    let nodes = node_files(cell);
+    if nodes.is_empty() {
+        return None;
+    }
+    let gc = |p: &'static str| nodes.iter().map(move |n| at(&n.gc, p));
+    let fig = |p: &'static str| nodes.iter().map(move |n| at(&n.figures, p));
+    let flushed = sum(fig("/flushed_bytes"));
+    let compacted = sum(fig("/compacted_bytes"));
+    let mut collectors: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| {
+            n.figures["collector"]
+                .as_str()
+                .or_else(|| n.gc.pointer("/jvm/collector").and_then(Value::as_str))
+                .map(str::to_string)
+        })
+        .collect();
+    collectors.dedup();
+    Some(ServerFigures {
+        nodes: nodes.len(),
+        collector: (!collectors.is_empty()).then(|| collectors.join(", ")),
+        pauses: sum(gc("/pauses/count")),
+        pause_total_ms: sum(gc("/pauses/total_ms")),
+        pause_max_ms: max(gc("/pauses/max_ms")),
+        stopped_total_ms: sum(gc("/safepoints/stopped_total_ms")),
+        ttsp_total_ms: sum(gc("/safepoints/ttsp_total_ms")),
+        time_sampled_p99_ms: max(gc("/time_sampled/p99_ms")),
+        time_sampled_p999_ms: max(gc("/time_sampled/p999_ms")),
+        time_sampled_p9999_ms: max(gc("/time_sampled/p9999_ms")),
+        concurrent_share: mean(gc("/concurrent/share_per_minute_mean")),
+        allocation_mb_s: sum(gc("/allocation_rate_mb_s")),
+        cpu_ms_per_op: sum(fig("/cpu_ms_per_op")),
+        gc_threads_cpu_share: mean(fig("/gc_threads_cpu_share")),
+        write_amplification: compacted
+            .zip(flushed)
+            .filter(|(_, f)| *f > 0.0)
+            .map(|(c, f)| c / f),
+    })
+}
+
+fn number(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(String::new, |v| {
+        crate::cells::group_digits(&format!("{v:.decimals$}"))
+    })
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(String::new, |v| format!("{:.1} %", v * 100.0))
+}
+
+fn cell_label(cell: &Cell) -> [String; 3] {
+    [
+        cell.config.clone(),
+        cell.rate.label(),
+        cell.repeat.clone().unwrap_or_default(),
+    ]
+}
+
+pub(crate) const GC_HEADINGS: [&str; 17] = [
+    "config",
+    "rate",
+    "repeat",
+    "collector",
+    "pauses",
+    "pause total ms",
+    "pause max ms",
+    "stopped ms",
+    "TTSP ms",
+    "stop p99 ms (time-sampled)",
+    "stop p99.9 ms (time-sampled)",
+    "stop p99.99 ms (time-sampled)",
+    "concurrent GC share",
+    "alloc MB/s",
+    "CPU ms/op",
+    "GC threads CPU",
+    "write amp",
+];
+
+/// The GC table: one row per cell that has server figures.
+pub(crate) fn gc_rows(campaign: &Campaign) -> Vec<Vec<String>> {
+    cells_in_order(campaign)
+        .filter_map(|cell| {
+            let s = server_figures(cell)?;
+            let mut row = cell_label(cell).to_vec();
+            row.extend([
+                s.collector.clone().unwrap_or_default(),
+                number(s.pauses, 0),
+                number(s.pause_total_ms, 1),
+                number(s.pause_max_ms, 2),
+                number(s.stopped_total_ms, 1),
+                number(s.ttsp_total_ms, 2),
+                number(s.time_sampled_p99_ms, 2),
+                number(s.time_sampled_p999_ms, 2),
+                number(s.time_sampled_p9999_ms, 2),
+                percent(s.concurrent_share),
+                number(s.allocation_mb_s, 1),
+                number(s.cpu_ms_per_op, 3),
+                percent(s.gc_threads_cpu_share),
+                number(s.write_amplification, 2),
+            ]);
+            Some(row)
+        })
+        .collect()
+}
+
+pub(crate) const TAIL_HEADINGS: [&str; 9] = [
+    "config",
+    "rate",
+    "repeat",
+    "slower than",
+    "slow ops (recorded / by histogram)",
+    "overlapping a GC pause",
+    "overlapping any stop",
+    "tail time inside GC pauses",
+    "cell time inside GC pauses",
+];
+
+/// The tail-vs-GC table: per cell, for the p99 and the p99.9.
+pub(crate) fn tail_rows(campaign: &Campaign) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for cell in cells_in_order(campaign) {
+        let Some(lines) = tail_vs_gc(&cell.dir, &cell.summary) else {
+            continue;
+        };
+        for t in lines {
+            rows.push(tail_row(cell, &t));
+        }
+    }
+    rows
+}
+
+fn tail_row(cell: &Cell, t: &TailVsGc) -> Vec<String> {
+    let mut row = cell_label(cell).to_vec();
+    row.extend([
+        t.quantile.to_string(),
+        format!("{} / {}", t.slow_ops, t.expected),
+        percent(t.overlapping_gc_share()),
+        percent((t.slow_ops > 0).then(|| t.overlapping_stop as f64 / t.slow_ops as f64)),
+        percent(t.tail_in_gc_share()),
+        percent(Some(t.gc_time_share)),
+    ]);
+    row
+}
+
+fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
+    campaign.configs.iter().flat_map(move |config| {
+        campaign
+            .rates
+            .iter()
+            .flat_map(move |rate| campaign.cells_at(config, rate))
+    })
+}
