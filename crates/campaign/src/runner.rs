@@ -311,6 +311,13 @@ fn run_config(
     std::fs::create_dir_all(&config_dir)
         .context(|| format!("creating {}", config_dir.display()))?;
     write_jvm_flags(state, &config_dir)?;
+    // The report labels the configuration's rows with its name from the plan.
+    let path = config_dir.join("config.json");
+    let record = serde_json::json!({
+        "name": plan.configs[config].name,
+        "spec": plan.configs[config].spec,
+    });
+    figures::write_json(&path, &record).context(|| format!("writing {}", path.display()))?;
     let hosts: Vec<String> = state
         .cql_contact_points()
         .iter()

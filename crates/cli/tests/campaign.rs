@@ -225,7 +225,20 @@ fn pause_kinds(cell: &Path) -> Vec<String> {
 }
 
 fn shown(value: Option<f64>) -> String {
-    value.map_or("-".into(), cqlbench_campaign::tables::format_number)
+    // Two decimals, thousands grouped (the seeds' layout), written apart from the report's code.
+    value.map_or("-".into(), |v| {
+        let text = format!("{v:.2}");
+        let (whole, fraction) = text.split_once('.').unwrap();
+        let digits: Vec<char> = whole.chars().collect();
+        let mut grouped = String::new();
+        for (i, c) in digits.iter().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(*c);
+        }
+        format!("{grouped}.{fraction}")
+    })
 }
 
 #[test]
@@ -368,8 +381,54 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
             .collect();
         assert_eq!(
             *row,
-            format!("| {config} | {} |", rates.join(" | ")),
+            format!("| {} | {} |", config.replace('-', " "), rates.join(" | ")),
             "{report}"
+        );
+    }
+    // The GC table: each configuration's own collector and pauses, as its cells' gc-analysis.json
+    // has them.
+    let gc_rows: Vec<Vec<String>> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("## GC and server figures per cell"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| ---") && !l.starts_with("| config"))
+        .take_while(|l| !l.starts_with("## "))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .take(4)
+        .collect();
+    assert_eq!(gc_rows.len(), 4, "{report}");
+    for row in &gc_rows {
+        // | config | rate | repeat | collector | pauses | pause total ms | pause max ms | …
+        let (config, rate) = (row[1].replace(' ', "-"), row[2].trim_end_matches(" ops/s"));
+        let analysis: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(&config).join(rate).join("node1/gc-analysis.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let collector = if config.starts_with("G1") {
+            "G1"
+        } else {
+            "Shenandoah"
+        };
+        assert!(row[4].contains(collector), "{row:?}");
+        assert_eq!(
+            row[5],
+            format!("{}", analysis["pauses"]["count"].as_u64().unwrap()),
+            "{row:?}"
+        );
+        assert_eq!(
+            row[7],
+            format!("{:.2}", analysis["pauses"]["max_ms"].as_f64().unwrap()),
+            "{row:?}"
+        );
+        assert!(
+            pause_kinds(&out.join(&config).join(rate))
+                .iter()
+                .all(|k| !k.contains(if collector == "G1" {
+                    "Shenandoah"
+                } else {
+                    "G1"
+                })),
+            "{row:?}"
         );
     }
     let environment: Value =

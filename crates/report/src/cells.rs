@@ -117,7 +117,11 @@ impl Campaign {
 /// name; hidden and temporary directories (an unfinished cell) are skipped.
 pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportError> {
     let mut cells = Vec::new();
+    // (directory name, label) of each configuration.
+    let mut labels: Vec<(String, String)> = Vec::new();
     for config in subdirectories(dir)? {
+        let label = config_label(&config);
+        labels.push((name_of(&config), label.clone()));
         // A campaign's populate run is part of a configuration's set-up, not a cell.
         for rate in subdirectories(&config)?
             .into_iter()
@@ -125,13 +129,13 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
         {
             let summary = rate.join("summary.json");
             if summary.is_file() {
-                cells.push(read_cell(&config, &rate, None, &summary)?);
+                cells.push(read_cell(&label, &rate, None, &summary)?);
                 continue;
             }
             for repeat in subdirectories(&rate)? {
                 let summary = repeat.join("summary.json");
                 if summary.is_file() {
-                    cells.push(read_cell(&config, &rate, Some(&repeat), &summary)?);
+                    cells.push(read_cell(&label, &rate, Some(&repeat), &summary)?);
                 }
             }
         }
@@ -141,9 +145,15 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
     }
     let mut configs: Vec<String> = config_order
         .iter()
-        .filter(|name| cells.iter().any(|c| &c.config == *name))
-        .cloned()
+        .filter_map(|wanted| {
+            labels
+                .iter()
+                .find(|(dir_name, label)| dir_name == wanted || label == wanted)
+                .map(|(_, label)| label.clone())
+        })
+        .filter(|label| cells.iter().any(|c| &c.config == label))
         .collect();
+    configs.dedup();
     let mut others: Vec<String> = cells
         .iter()
         .map(|c| c.config.clone())
@@ -191,8 +201,19 @@ fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     Ok(dirs)
 }
 
+/// A configuration's name as its plan gave it (`config.json`, written by a campaign), else its
+/// directory's name.
+fn config_label(config: &Path) -> String {
+    std::fs::read_to_string(config.join("config.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_else(|| name_of(config))
+}
+
 fn read_cell(
-    config: &Path,
+    config: &str,
     rate: &Path,
     repeat: Option<&Path>,
     summary: &Path,
@@ -210,7 +231,7 @@ fn read_cell(
         return Err(bad("no `ops` or `achieved_rate`".into()));
     }
     Ok(Cell {
-        config: name_of(config),
+        config: config.to_string(),
         rate: RateKey(name_of(rate)),
         repeat: repeat.map(name_of),
         dir: summary.parent().unwrap_or(rate).to_path_buf(),
