@@ -13,7 +13,10 @@ Scenarios (same workload shape for both: single-row inserts with a tiny value, 1
                printed beside the truth the schedule implies (an op due t seconds into a stall of length S
                cannot complete before S - t).
 
-Usage: python3 bench/load/compare.py [--quick] [--skip-stall]
+  slow-ops     (--slow-ops-cost only) cqlbench at 3000 ops/s with and without slow-ops.csv (--no-slow-ops),
+               alternated twice each: what keeping the tail's operations for the GC join costs per op.
+
+Usage: python3 bench/load/compare.py [--quick] [--skip-stall] [--slow-ops-cost]
 It builds cqlbench, installs latte 0.29.0 into bench/load/.tools (git-ignored) if missing, starts a 1-node
 cluster `load-bench` on 127.0.3.1 with `cqlbench cluster up`, and stops it at the end.
 Targets (issue 3): cqlbench CPU/op <= 0.5x latte at the fixed rate, <= 0.6x unthrottled; peak RSS <= 32 MB
@@ -95,6 +98,34 @@ def timed(cmd, label, stall=None):
     return float(user) + float(system), int(max_rss_kb) / 1024.0, stall_info.get("length")
 
 
+def slow_ops_cost(seconds):
+    """cqlbench at 3000 ops/s with and without slow-ops.csv, alternated (A B A B) so that drift on a
+    shared machine falls on both alike."""
+    run_cqlbench("warm-cqlbench", 3000, 10)
+    runs = {"with": [], "without": []}
+    for i in range(2):
+        runs["with"].append(run_cqlbench(f"slowops-with-{i}", 3000, seconds))
+        runs["without"].append(run_cqlbench(f"slowops-without-{i}", 3000, seconds, extra=("--no-slow-ops",)))
+    print()
+    us = {}
+    for name, results in runs.items():
+        cpu = sum(r["cpu"] for r in results)
+        ops = sum(r["ops"] for r in results)
+        us[name] = cpu * 1e6 / max(ops, 1)
+        each = ", ".join("%.2f" % (r["cpu"] * 1e6 / max(r["ops"], 1)) for r in results)
+        print(f"slow-ops.csv {name:<8} {us[name]:.2f} us/op over {ops} ops (runs: {each})")
+    lines = sum(count_lines(os.path.join(RESULTS, f"slowops-with-{i}", "slow-ops.csv")) - 1 for i in range(2))
+    print(f"with / without: {us['with'] / us['without']:.3f}x; {lines} operations kept in slow-ops.csv")
+
+
+def count_lines(path):
+    try:
+        with open(path) as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 1
+
+
 def run_cqlbench(label, rate, seconds, stall=None, extra=()):
     out = os.path.join(RESULTS, label)
     cmd = [CQLBENCH, "run", "KeyValue", "--host", HOST, "--keyspace", "bench", "-r", "0", "--workload.value_size=1",
@@ -150,6 +181,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="shorter runs (20 s / 10 s / 30 s stall)")
     ap.add_argument("--skip-stall", action="store_true")
+    ap.add_argument("--slow-ops-cost", action="store_true",
+                    help="only measure slow-ops.csv's cost: cqlbench with and without --no-slow-ops")
     args = ap.parse_args()
     fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
 
@@ -159,6 +192,12 @@ def main():
         # Already up (possibly started with other options by an earlier run): use it as it is.
         sh([CQLBENCH, "cluster", "status", "--name", CLUSTER])
     rows = []
+    if args.slow_ops_cost:
+        try:
+            slow_ops_cost(fixed_s)
+        finally:
+            sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
+        return
     try:
         # Warm the node's JIT for both tools' statements before measuring anything.
         run_cqlbench("warm-cqlbench", 3000, 10)

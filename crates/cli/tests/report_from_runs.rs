@@ -12,6 +12,12 @@ use run_support::{cqlbench, cqlbench_ok, f64_at, one_line_error, read_summary, T
 
 const CONFIGS: [&str; 2] = ["G1 jdk17", "G1 again"];
 const RATES: [u32; 2] = [300, 600];
+const SEED_TITLES: [&str; 4] = [
+    "Throughput",
+    "Writes Average p99",
+    "Reads Average p99",
+    "Max p99",
+];
 
 /// The tables of report.md: title → config → values by column.
 fn markdown_tables(md: &str) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
@@ -116,6 +122,24 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
             }
         }
     }
+    // The second configuration against the first at each rate: the same figures as `cqlbench
+    // compare` prints for those two cells.
+    for rate in RATES {
+        let a = campaign.join(CONFIGS[0]).join(rate.to_string());
+        let b = campaign.join(CONFIGS[1]).join(rate.to_string());
+        let compared = cqlbench_ok(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+        let throughput: Vec<&str> = compared
+            .lines()
+            .find(|l| l.starts_with("throughput"))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let row = format!(
+            "| {rate} ops/s | {} | {} | throughput (ok ops/s) | {} | {} |",
+            CONFIGS[0], CONFIGS[1], throughput[3], throughput[4]
+        );
+        assert!(md.contains(&row), "{row} not in\n{md}");
+    }
     // Rows in the order asked for, as in the terminal.
     let first = stdout.find(CONFIGS[0]).unwrap();
     let second = stdout.find(CONFIGS[1]).unwrap();
@@ -124,7 +148,7 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
     // The page: the same tables, its charts, and nothing to fetch.
     let html = std::fs::read_to_string(campaign.join("report.html")).unwrap();
     for (title, rows) in &tables {
-        if title.starts_with("Percentiles") {
+        if !SEED_TITLES.contains(&title.as_str()) {
             continue;
         }
         assert!(html.contains(&format!("data-title=\"{title}\"")), "{title}");
@@ -192,7 +216,10 @@ fn seen_in_a_real_browser(
         out
     };
     let dom = String::from_utf8(headless(&["--dump-dom"]).stdout).unwrap();
-    for (title, rows) in tables.iter().filter(|(t, _)| !t.starts_with("Percentiles")) {
+    for (title, rows) in tables
+        .iter()
+        .filter(|(t, _)| SEED_TITLES.contains(&t.as_str()))
+    {
         assert!(
             dom.contains(&format!("data-title=\"{title}\"")),
             "{title} not in the DOM"

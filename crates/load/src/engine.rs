@@ -583,7 +583,9 @@ async fn run_async(
         files.write_summary(&summary)?;
         progress(&progress_line(
             now.saturating_duration_since(start),
-            now < measure_start,
+            // A tick that held its few measured operations for the next row still reports the
+            // warm-up it closed, not an empty measured second.
+            now < measure_start || held_measured.is_some(),
             per_second(scheduled_in(&plan, last_tick, now)),
             &interval,
             length,

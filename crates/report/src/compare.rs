@@ -349,6 +349,83 @@ pub fn format_comparison(a: &Path, b: &Path, rows: &[FigureDiff]) -> String {
     out
 }
 
+/// Figures the report compares between cells (the rest stays for `cqlbench compare`).
+fn in_report(figure: &str) -> bool {
+    figure.starts_with("throughput")
+        || figure.ends_with(" p99 (ms)")
+        || figure.ends_with(" p99.9 (ms)")
+}
+
+pub(crate) const COMPARISON_HEADINGS: [&str; 9] = [
+    "rate",
+    "A",
+    "B",
+    "figure",
+    "A value",
+    "B value",
+    "B - A",
+    "95 % interval",
+    "verdict",
+];
+
+/// The report's comparisons: every configuration against the first one (the baseline) at each rate,
+/// and, where a plan has repeats, each configuration's later repeats against its first (how far
+/// a configuration differs from itself). First repeats stand for a cell.
+pub(crate) fn comparison_rows(campaign: &crate::Campaign) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut add =
+        |rate: &crate::RateKey, a: &crate::Cell, b: &crate::Cell, label: (String, String)| {
+            let Ok(diffs) = compare_runs(&a.dir, &b.dir) else {
+                return;
+            };
+            for d in diffs.iter().filter(|d| in_report(&d.figure)) {
+                rows.push(vec![
+                    rate.label(),
+                    label.0.clone(),
+                    label.1.clone(),
+                    d.figure.clone(),
+                    format!("{:.3}", d.a),
+                    format!("{:.3}", d.b),
+                    format!("{:+.3}", d.diff),
+                    format!("[{:+.3}, {:+.3}]", d.ci.0, d.ci.1),
+                    if d.significant {
+                        "significant"
+                    } else {
+                        "not significant"
+                    }
+                    .to_string(),
+                ]);
+            }
+        };
+    let named = |cell: &crate::Cell| match &cell.repeat {
+        Some(r) => format!("{} (repeat {r})", cell.config),
+        None => cell.config.clone(),
+    };
+    let Some(baseline) = campaign.configs.first() else {
+        return rows;
+    };
+    for rate in &campaign.rates {
+        let Some(base) = campaign.cells_at(baseline, rate).next() else {
+            continue;
+        };
+        for config in campaign.configs.iter().skip(1) {
+            if let Some(cell) = campaign.cells_at(config, rate).next() {
+                add(rate, base, cell, (named(base), named(cell)));
+            }
+        }
+        for config in &campaign.configs {
+            let mut repeats = campaign.cells_at(config, rate);
+            let Some(first) = repeats.next() else {
+                continue;
+            };
+            for later in repeats {
+                add(rate, first, later, (named(first), named(later)));
+            }
+        }
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,8 @@
 //! `report.html`: one self-contained page (inline CSS and SVG; no script, font or request).
 
 use crate::cells::{Campaign, Cell};
-use crate::markdown::{percentile_rows, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
+use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
+use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
 use crate::server::{
     gc_rows, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
 };
@@ -313,6 +314,18 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
             escape(TAIL_NOTE)
         ));
         out.push_str(&plain_table("tail-table", &TAIL_HEADINGS, &tail));
+    }
+    let comparisons = comparison_rows(campaign);
+    if !comparisons.is_empty() {
+        out.push_str(&format!(
+            "<h2 id=\"compare\">Is the difference real?</h2>\n<p class=\"note\">{}</p>\n",
+            escape(COMPARISON_NOTE)
+        ));
+        out.push_str(&plain_table(
+            "compare-table",
+            &COMPARISON_HEADINGS,
+            &comparisons,
+        ));
     }
     out.push_str("<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
     for config in &campaign.configs {

@@ -1,6 +1,7 @@
 //! The report as Markdown (`report.md`) and as plain text for the terminal.
 
 use crate::cells::Campaign;
+use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
 use crate::server::{gc_rows, tail_rows, GC_HEADINGS, TAIL_HEADINGS};
 use crate::tables::{format_value, Table};
 
@@ -118,8 +119,21 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
         ));
         markdown_table(&mut out, &strings(&TAIL_HEADINGS), &tail);
     }
+    let comparisons = comparison_rows(campaign);
+    if !comparisons.is_empty() {
+        out.push_str(&format!(
+            "\n## Is the difference real?\n\n{COMPARISON_NOTE}\n\n"
+        ));
+        markdown_table(&mut out, &strings(&COMPARISON_HEADINGS), &comparisons);
+    }
     out
 }
+
+pub(crate) const COMPARISON_NOTE: &str = "Each configuration against the first (the baseline) at \
+the same rate, and each repeat against the configuration's first, as `cqlbench compare A B` does: \
+throughput by Welch's t-test on per-second values with the sample size adjusted for \
+autocorrelation, percentiles by a moving-block bootstrap over the one-second histograms; \
+\"significant\" when the 95 % interval of B − A excludes 0.";
 
 fn strings(headings: &[&str]) -> Vec<String> {
     headings.iter().map(|h| h.to_string()).collect()
