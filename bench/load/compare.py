@@ -46,9 +46,9 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def ensure_tools():
+def ensure_tools(latte=True):
     sh(["cargo", "build", "--release", "-p", "cqlbench"], cwd=ROOT)
-    if not os.path.exists(LATTE):
+    if latte and not os.path.exists(LATTE):
         sh(["nice", "-n", "19", "cargo", "install", "latte-cli", "--version", "0.29.0", "--locked", "--root", TOOLS])
 
 
@@ -186,7 +186,7 @@ def main():
     args = ap.parse_args()
     fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
 
-    ensure_tools()
+    ensure_tools(latte=not args.slow_ops_cost)
     up = subprocess.run([CQLBENCH, "cluster", "up", "--name", CLUSTER, "--base-ip", HOST])
     if up.returncode != 0:
         # Already up (possibly started with other options by an earlier run): use it as it is.
