@@ -231,3 +231,15 @@ fn missing_credentials_and_ca_files_are_one_line_errors() {
         "CQLBENCH_PASSWORD",
     );
 }
+
+#[test]
+fn half_set_credentials_are_rejected() {
+    for (set, missing) in [
+        ("CQLBENCH_USERNAME", "CQLBENCH_PASSWORD"),
+        ("CQLBENCH_PASSWORD", "CQLBENCH_USERNAME"),
+    ] {
+        let mut cmd = cqlbench_command(&["run", "KeyValue", "--host", "127.0.4.250", "-d", "1s"]);
+        cmd.env(set, "cassandra").env_remove(missing);
+        one_line_error(&mut cmd, "set both CQLBENCH_USERNAME and CQLBENCH_PASSWORD");
+    }
+}

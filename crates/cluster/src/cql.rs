@@ -39,16 +39,6 @@ where
     .expect("the CQL thread does not panic")
 }
 
-/// User and password for nodes with `PasswordAuthenticator`: `CQLBENCH_USERNAME` and
-/// `CQLBENCH_PASSWORD`, the same variables `cqlbench run` reads.
-fn credentials_from_env() -> Option<(String, String)> {
-    let user = std::env::var("CQLBENCH_USERNAME")
-        .ok()
-        .filter(|u| !u.is_empty())?;
-    let password = std::env::var("CQLBENCH_PASSWORD").ok()?;
-    Some((user, password))
-}
-
 /// A session that talks to `address` only, never to the peers the driver discovers.
 pub async fn single_node_session(address: SocketAddr, timeout: Duration) -> Result<Session> {
     let filter =
@@ -57,8 +47,10 @@ pub async fn single_node_session(address: SocketAddr, timeout: Duration) -> Resu
         .known_node_addr(address)
         .host_filter(Arc::new(filter))
         .connection_timeout(timeout);
-    if let Some((user, password)) = credentials_from_env() {
-        builder = builder.user(user, password);
+    // Nodes with PasswordAuthenticator: the same variables `cqlbench run` reads (a half-set pair
+    // is reported by `run`; here it simply means no credentials).
+    if let Ok(Some(c)) = cqlbench_cql::Credentials::from_env() {
+        builder = builder.user(c.username, c.password);
     }
     match tokio::time::timeout(timeout, builder.build()).await {
         Ok(Ok(session)) => Ok(session),

@@ -15,11 +15,34 @@ use crate::frame::{
 };
 use crate::CqlError;
 
-/// User name and password for `PasswordAuthenticator`.
-#[derive(Clone)]
+/// User name and password for `PasswordAuthenticator`: the one credentials type of cqlbench, used by
+/// the cluster helpers, the load's driver session and this client alike.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
     pub username: String,
     pub password: String,
+}
+
+/// The environment variables every cqlbench command reads credentials from.
+pub const USERNAME_VAR: &str = "CQLBENCH_USERNAME";
+pub const PASSWORD_VAR: &str = "CQLBENCH_PASSWORD";
+
+impl Credentials {
+    /// `CQLBENCH_USERNAME` and `CQLBENCH_PASSWORD`: `Ok(None)` when neither is set (or the user name
+    /// is empty), an error naming the missing one when only one is.
+    pub fn from_env() -> Result<Option<Credentials>, String> {
+        let get = |name: &str| std::env::var(name).ok();
+        match (
+            get(USERNAME_VAR).filter(|u| !u.is_empty()),
+            get(PASSWORD_VAR),
+        ) {
+            (Some(username), Some(password)) => Ok(Some(Credentials { username, password })),
+            (Some(_), None) | (None, Some(_)) => Err(format!(
+                "set both {USERNAME_VAR} and {PASSWORD_VAR}, or neither"
+            )),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 impl std::fmt::Debug for Credentials {

@@ -14,7 +14,9 @@ pub use frame::{
     write_prepare, ErrorClass, ExecuteFrame, Header, Opcode, Prepared, ServerError, HEADER_LEN,
     MAX_STREAMS,
 };
-pub use handshake::{connect, prepare, ConnectOptions, Credentials, Stream};
+pub use handshake::{
+    connect, prepare, ConnectOptions, Credentials, Stream, PASSWORD_VAR, USERNAME_VAR,
+};
 
 /// Why a connection could not be opened or a statement prepared.
 #[derive(Debug, thiserror::Error)]

@@ -287,16 +287,7 @@ fn read_credentials(file: Option<&Path>) -> Result<Option<Credentials>> {
             ))),
         };
     }
-    match (
-        std::env::var("CQLBENCH_USERNAME"),
-        std::env::var("CQLBENCH_PASSWORD"),
-    ) {
-        (Ok(username), Ok(password)) => Ok(Some(Credentials { username, password })),
-        (Ok(_), Err(_)) | (Err(_), Ok(_)) => Err(invalid(
-            "set both CQLBENCH_USERNAME and CQLBENCH_PASSWORD, or neither".into(),
-        )),
-        _ => Ok(None),
-    }
+    Credentials::from_env().map_err(invalid)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, without a date library.

@@ -57,22 +57,8 @@ impl std::str::FromStr for Consistency {
     }
 }
 
-/// Username and password for PasswordAuthenticator.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Credentials {
-    pub username: String,
-    pub password: String,
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Credentials {{ username: {:?}, password: *** }}",
-            self.username
-        )
-    }
-}
+/// Username and password for PasswordAuthenticator (the CQL client's own type).
+pub use cqlbench_cql::Credentials;
 
 /// Everything `cqlbench run` needs, already parsed. Build it with [`RunOptions::new`] and adjust fields.
 #[derive(Debug, Clone)]

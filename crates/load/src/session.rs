@@ -270,13 +270,7 @@ pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfi
             timeout: options
                 .request_timeout
                 .min(std::time::Duration::from_secs(10)),
-            credentials: options
-                .credentials
-                .as_ref()
-                .map(|c| cqlbench_cql::Credentials {
-                    username: c.username.clone(),
-                    password: c.password.clone(),
-                }),
+            credentials: options.credentials.clone(),
             tls: options.tls_ca.as_deref().map(tls_context).transpose()?,
         },
         statements,
