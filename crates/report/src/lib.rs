@@ -11,6 +11,7 @@ mod cells;
 mod compare;
 mod html;
 mod markdown;
+mod merge;
 mod svg;
 mod tables;
 
@@ -18,6 +19,7 @@ pub use cells::{discover, Campaign, Cell, RateKey};
 pub use compare::{compare_runs, format_comparison, FigureDiff};
 pub use html::html;
 pub use markdown::{markdown, terminal};
+pub use merge::{merge_runs, MergeError, MergedRun};
 pub use tables::{seed_tables, Table};
 
 use std::path::{Path, PathBuf};
