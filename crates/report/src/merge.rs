@@ -58,6 +58,8 @@ pub enum MergeError {
     MissingClients { missing: String, clients: u64 },
     #[error("the output directory {0} is one of the inputs")]
     OutputIsInput(PathBuf),
+    #[error("the output directory {0} is not empty: merge into a new directory")]
+    OutputNotEmpty(PathBuf),
 }
 
 type Result<T> = std::result::Result<T, MergeError>;
@@ -491,6 +493,11 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
         runs.push(read_client(dir)?);
     }
     let clients = check_together(&runs)?;
+    // Files of an earlier result left beside the merge's would read as part of it.
+    let occupied = std::fs::read_dir(out).is_ok_and(|mut entries| entries.next().is_some());
+    if occupied {
+        return Err(MergeError::OutputNotEmpty(out.to_path_buf()));
+    }
     runs.sort_by_key(|r| r.id);
     let first = &runs[0].summary;
     let measured_start = first["measured_start_unix_s"].as_f64().unwrap_or(0.0);
@@ -1204,6 +1211,10 @@ scheduled_all_ops_s,client_hiccup_max_ms";
         merge_runs(&dirs, &root.path().join("m1")).unwrap();
         let e = refusal(root.path(), &[root.path().join("m1")]);
         assert!(e.contains("cannot be merged again"), "{e}");
+        let e = merge_runs(&dirs, &root.path().join("m1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not empty"), "{e}");
         assert!(matches!(
             merge_runs(&[], &root.path().join("x")),
             Err(MergeError::NoRuns)
