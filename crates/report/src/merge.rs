@@ -1220,4 +1220,53 @@ scheduled_all_ops_s,client_hiccup_max_ms";
             Err(MergeError::NoRuns)
         ));
     }
+
+    #[test]
+    fn warm_up_rows_add_counts_and_rates_and_keep_maxima() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = (0..3u64)
+            .map(|id| {
+                let dir = write_client(root.path(), id, |s| s["settings"]["warmup_s"] = json!(2.0));
+                let path = dir.join("intervals.csv");
+                let csv = std::fs::read_to_string(&path).unwrap();
+                let (header, rows) = csv.split_once('\n').unwrap();
+                // Two warm-up seconds, the second reported a moment after the measured start.
+                let warm = |end: f64, max: f64| {
+                    format!(
+                        "{end:.3},warmup,write,100,0,100.0,100.0,1,2,3,4,{max},1,2,3,0,0,0,0,0,0,0,100.0,0.5\n"
+                    )
+                };
+                let end = 0.002 + 0.003 * id as f64;
+                let text = format!(
+                    "{header}\n{}{}{rows}",
+                    warm(-1.0, 5.0 + id as f64),
+                    warm(end, 7.0)
+                );
+                std::fs::write(&path, text).unwrap();
+                dir
+            })
+            .collect();
+        let out = root.path().join("merged");
+        merge_runs(&dirs, &out).unwrap();
+        let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+        let warm: Vec<Vec<&str>> = csv
+            .lines()
+            .filter(|l| l.contains(",warmup,"))
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(warm.len(), 2, "{csv}");
+        for row in &warm {
+            assert_eq!(row[3], "300");
+            let rate: f64 = row[6].parse().unwrap();
+            assert!((rate - 300.0).abs() < 3.0, "{rate}\n{csv}");
+            // No warm-up histograms: percentile cells empty, the maximum the largest client's.
+            assert_eq!(row[7], "");
+            assert_eq!(row[9], "");
+        }
+        assert_eq!(warm[0][11], "7");
+        assert_eq!(warm[1][11], "7");
+        assert_eq!(warm[0][0], "-1.000");
+        // The measured rows are those of the merge without a warm-up.
+        assert_eq!(csv.lines().filter(|l| l.contains(",measured,")).count(), 4);
+    }
 }
