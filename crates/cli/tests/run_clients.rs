@@ -153,8 +153,9 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
                 &duration,
                 "--populate",
                 &populate,
-                "-c",
-                "200",
+                // The default in-flight limit (-c 50 x 2 threads per client), as the single-client
+                // populate test uses: populate runs unthrottled, and 3 x 400 writes in flight
+                // overloaded the node on this shared machine.
                 "--clients",
                 "3",
                 "--client-id",
@@ -186,7 +187,12 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
         assert!((f64_at(&s, "measured_start_unix_s") - start).abs() < 1e-3);
         assert_eq!(f64_at(&s, "target_rate"), RATE / 3.0);
         assert_eq!(f64_at(&s, "settings.rate_all_clients"), RATE);
-        assert_eq!(f64_at(&s, "populate.count"), POPULATE as f64 / 3.0);
+        assert_eq!(
+            f64_at(&s, "populate.count") + f64_at(&s, "populate.errors"),
+            POPULATE as f64 / 3.0,
+            "client {i}'s share of the populate rows: {}",
+            s["populate"]
+        );
         assert_eq!(
             f64_at(&s, "client.scheduled_ops"),
             RATE * SECONDS / 3.0,
@@ -209,16 +215,11 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
         summary["ops"]["read"]["latency_ms"]
     );
 
-    // The whole schedule, every operation once, nothing failed; the rate kept.
-    assert_eq!(accounted(&summary), (RATE * SECONDS, 0.0));
+    // The whole schedule, every operation once (successful or failed), whatever the machine's load.
+    let (ok, failed) = accounted(&summary);
+    assert_eq!(ok + failed, RATE * SECONDS, "operations accounted for");
     assert_eq!(f64_at(&summary, "target_rate"), RATE);
-    let achieved = f64_at(&summary, "achieved_rate");
-    assert!(
-        (achieved - RATE).abs() <= RATE * 0.01,
-        "merged achieved {achieved} ops/s of {RATE}"
-    );
     assert_eq!(summary["clients"], 3);
-    assert_eq!(f64_at(&summary, "populate.count"), POPULATE as f64);
 
     // Percentiles: the merge's, against one histogram of the three clients' logs read in Python.
     for op in ["write", "read"] {
@@ -268,42 +269,18 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
             "{op}: {intervals} merged intervals for clients of at most {most}"
         );
     }
-    // intervals.csv of the merge holds the same operations.
+    // intervals.csv of the merge holds the same operations: successful (count) and failed (errors).
     let csv = std::fs::read_to_string(merged.join("intervals.csv")).unwrap();
-    let csv_count: f64 = csv
-        .lines()
-        .filter(|l| l.contains(",measured,"))
-        .map(|l| l.split(',').nth(3).unwrap().parse::<f64>().unwrap())
-        .sum();
-    assert_eq!(
-        csv_count,
-        RATE * SECONDS,
-        "measured counts in intervals.csv"
-    );
-
-    // The rows really written: exactly the keys one client would have written for the whole
-    // schedule (populate rows 0..3000, then the schedule's writes), nothing twice, nothing missing.
-    let plan = cqlbench_load::workload::KeyPlan {
-        seed: 0,
-        partitions: 1_000_000_000,
-        generator: cqlbench_load::PartitionGen::Sequence,
-        read_ratio: 0.3,
-        populate: POPULATE,
+    let column_sum = |column: usize| -> f64 {
+        csv.lines()
+            .filter(|l| l.contains(",measured,"))
+            .map(|l| l.split(',').nth(column).unwrap().parse::<f64>().unwrap())
+            .sum()
     };
-    let total = POPULATE + (RATE * SECONDS) as u64;
-    let expected: BTreeSet<u64> = (0..total)
-        .filter(|&i| plan.op_type(i) == cqlbench_load::OpType::Write)
-        .map(|i| plan.partition(i))
-        .collect();
-    let keys = keys_in_table(&node.host);
     assert_eq!(
-        keys.len() as f64,
-        POPULATE as f64 + f64_at(&summary, "ops.write.count"),
-        "rows vs populate + successful writes of the merge"
-    );
-    assert!(
-        keys == expected,
-        "the table's keys differ from one client's"
+        (column_sum(3), column_sum(4)),
+        (ok, failed),
+        "measured count and errors in intervals.csv"
     );
 
     // The merge reads like one run.
@@ -329,5 +306,44 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
     refuse(
         &[c0, c1, lone.as_path()],
         "different number of clients (3 vs 1)",
+    );
+
+    // What depends on the node keeping up on this shared machine comes last, so that the exactness
+    // of the merge above is checked whatever the load: nothing failed, the rate kept within 1 %.
+    assert_eq!(
+        failed, 0.0,
+        "{failed} operations failed: the node did not keep up ({})",
+        summary["rate_note"]
+    );
+    let achieved = f64_at(&summary, "achieved_rate");
+    assert!(
+        (achieved - RATE).abs() <= RATE * 0.01,
+        "merged achieved {achieved} ops/s of {RATE}"
+    );
+    assert_eq!(f64_at(&summary, "populate.count"), POPULATE as f64);
+
+    // The rows really written: exactly the keys one client would have written for the whole
+    // schedule (populate rows 0..3000, then the schedule's writes), nothing twice, nothing missing.
+    let plan = cqlbench_load::workload::KeyPlan {
+        seed: 0,
+        partitions: 1_000_000_000,
+        generator: cqlbench_load::PartitionGen::Sequence,
+        read_ratio: 0.3,
+        populate: POPULATE,
+    };
+    let total = POPULATE + (RATE * SECONDS) as u64;
+    let expected: BTreeSet<u64> = (0..total)
+        .filter(|&i| plan.op_type(i) == cqlbench_load::OpType::Write)
+        .map(|i| plan.partition(i))
+        .collect();
+    let keys = keys_in_table(&node.host);
+    assert_eq!(
+        keys.len() as f64,
+        POPULATE as f64 + f64_at(&summary, "ops.write.count"),
+        "rows vs populate + successful writes of the merge"
+    );
+    assert!(
+        keys == expected,
+        "the table's keys differ from one client's"
     );
 }
