@@ -570,6 +570,10 @@ const CAMPAIGN_OWNED: &[(&str, &str)] = &[
         "--host",
         "each configuration's cluster is started by the campaign",
     ),
+    (
+        "--clients/--client-id/--start-at",
+        "a campaign's cells are run by one client (several clients: cqlbench run and report merge)",
+    ),
 ];
 
 fn check_load(
@@ -674,6 +678,7 @@ fn check_args(
         parsed.warmup.is_some(),
         parsed.out.is_some(),
         !parsed.hosts.is_empty(),
+        parsed.clients.trim() != "1" || parsed.client_id.trim() != "0" || parsed.start_at.is_some(),
     ];
     if let Some(index) = owned.iter().position(|set| *set) {
         let (flag, why) = CAMPAIGN_OWNED[index];
@@ -877,6 +882,12 @@ duration = "30m"
                 "--populate 200000",
                 "--rate 5000",
                 "line 15, `args`",
+            ),
+            (
+                "several clients",
+                "--populate 200000",
+                "--clients 2",
+                "--clients/--client-id/--start-at cannot be in args",
             ),
             (
                 "unknown workload",

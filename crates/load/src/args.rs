@@ -58,6 +58,25 @@ Output (in -o DIR, written as the run goes; Ctrl-C keeps everything measured so 
 
 A client thread that fails stops the run: summary.json says why, exit code is 1.
 
+Several load clients (--clients N --client-id I --start-at T):
+  One schedule, sent by N separate cqlbench processes (on one machine or several). Give every
+  client the same command line except --client-id (0 to N-1) and -o. --rate, -n and --populate
+  are of all clients together: client I sends rate/N, and takes the operation indexes i with
+  i % N == I (populate rows too), so the clients' keys together are exactly the keys one client
+  would use at the whole rate. Operation i is intended at T + i/rate on every client: T, the
+  common start (--start-at, required with N > 1), is a Unix time in seconds (fractions allowed)
+  or an RFC 3339 time (2026-11-22T17:30:00Z, 2026-11-22T18:30:00.5+01:00), at most 24 h ahead;
+  the warm-up, if any, begins at T and the measured phase at T + warm-up. Each client waits for
+  T after connecting (and populating its share), and refuses to start more than 1 s after it:
+  choose T far enough ahead for every client to be ready. Its one-second intervals are counted
+  from T, so the clients' intervals line up; clocks must agree (NTP) across machines. Each
+  client writes its own result directory (summary.json says clients, client_id, start_at);
+  `cqlbench report merge DIR... -o OUT` adds them up into one result:
+    T=$(( $(date +%s) + 20 ))
+    for I in 0 1 2; do cqlbench run KeyValue --host 10.0.0.1 --rate 30k -d 5m \
+        --clients 3 --client-id $I --start-at $T -o res/client$I & done; wait
+    cqlbench report merge res/client0 res/client1 res/client2 -o res/all
+
 Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
 never the command line.";
 
@@ -211,6 +230,29 @@ pub struct RunArgs {
     #[arg(long = "p99-window", value_name = "DURATION", default_value = "10s")]
     pub p99_window: String,
 
+    /// Load clients (separate processes) sharing one schedule; --rate, -n and --populate are their total
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub clients: String,
+
+    /// This client's number, 0 to N-1: it takes the operations i with i % N == ID
+    #[arg(
+        long = "client-id",
+        value_name = "ID",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    pub client_id: String,
+
+    /// Common start of the schedule: Unix time in seconds (fractions allowed) or RFC 3339
+    /// (2026-11-22T17:30:00Z); required with --clients > 1 (see below)
+    #[arg(long = "start-at", value_name = "TIME", allow_hyphen_values = true)]
+    pub start_at: Option<String>,
+
     /// Workload parameters as --workload.NAME=VALUE (e.g. --workload.partsize=5000)
     #[arg(value_name = "--workload.NAME=VALUE", allow_hyphen_values = true, num_args = 0.., hide = true)]
     pub workload_params: Vec<String>,
@@ -312,6 +354,121 @@ pub fn timestamp() -> String {
         rem / 60 % 60,
         rem % 60
     )
+}
+
+/// How far ahead `--start-at` may lie.
+const MAX_START_AHEAD_S: f64 = 86_400.0;
+
+/// Now, in seconds since the Unix epoch.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `--start-at`: Unix seconds (`1763832600`, `1763832600.25`) or an RFC 3339 time
+/// (`2026-11-22T17:30:00Z`, `2026-11-22 18:30:00.5+01:00`), as seconds since the epoch.
+pub fn parse_start_at(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let err = || {
+        invalid(format!(
+            "invalid --start-at '{text}': expected Unix seconds (e.g. 1763832600.5) or an RFC 3339 \
+             time (e.g. 2026-11-22T17:30:00Z)"
+        ))
+    };
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return t
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(err);
+    }
+    let b = t.as_bytes();
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = t.get(range)?;
+        if part.bytes().all(|c| c.is_ascii_digit()) {
+            part.parse().ok()
+        } else {
+            None
+        }
+    };
+    let shape_ok = b.len() >= 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ')
+        && b[13] == b':'
+        && b[16] == b':';
+    if !shape_ok {
+        return Err(err());
+    }
+    let (year, month, day) = (
+        digits(0..4).ok_or_else(err)?,
+        digits(5..7).ok_or_else(err)?,
+        digits(8..10).ok_or_else(err)?,
+    );
+    let (hour, minute, second) = (
+        digits(11..13).ok_or_else(err)?,
+        digits(14..16).ok_or_else(err)?,
+        digits(17..19).ok_or_else(err)?,
+    );
+    let mut rest = &t[19..];
+    let mut fraction = 0.0;
+    if let Some(after_dot) = rest.strip_prefix('.') {
+        let end = after_dot
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after_dot.len());
+        if end == 0 {
+            return Err(err());
+        }
+        fraction = format!("0.{}", &after_dot[..end])
+            .parse::<f64>()
+            .map_err(|_| err())?;
+        rest = &after_dot[end..];
+    }
+    let offset_s = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first() {
+                Some(b'+') => 1,
+                Some(b'-') => -1,
+                _ => return Err(err()),
+            };
+            let r = &rest[1..];
+            if r.len() != 5 || r.as_bytes()[2] != b':' {
+                return Err(err());
+            }
+            let hours: i64 = r[0..2].parse().map_err(|_| err())?;
+            let minutes: i64 = r[3..5].parse().map_err(|_| err())?;
+            if hours > 23 || minutes > 59 {
+                return Err(err());
+            }
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => return Err(err()),
+    };
+    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return Err(err());
+    }
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    Ok(seconds as f64 + fraction)
 }
 
 impl RunArgs {
@@ -428,10 +585,97 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
             )));
         }
     }
+    o.clients = parse_number("--clients", &args.clients, 1u64)?;
+    o.client_id = parse_number("--client-id", &args.client_id, 0u64)?;
+    if let Some(text) = &args.start_at {
+        let at = parse_start_at(text)?;
+        let now = unix_now();
+        if at < now {
+            return Err(invalid(format!(
+                "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
+                now - at
+            )));
+        }
+        if at > now + MAX_START_AHEAD_S {
+            return Err(invalid(format!(
+                "--start-at {text} is {:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
+                (at - now) / 3600.0
+            )));
+        }
+        o.start_at = Some(at);
+    }
     o.p99_window = unit(parse_duration(&args.p99_window))?;
     if o.p99_window.is_zero() {
         return Err(invalid("--p99-window must be greater than zero".into()));
     }
     o.validate()?;
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_at_reads_unix_seconds_and_rfc3339() {
+        assert_eq!(parse_start_at("1763832600").unwrap(), 1_763_832_600.0);
+        assert_eq!(parse_start_at("1763832600.25").unwrap(), 1_763_832_600.25);
+        // 2025-11-22T17:30:00Z is 1763832600 (date -d 2025-11-22T17:30:00Z +%s).
+        assert_eq!(
+            parse_start_at("2025-11-22T17:30:00Z").unwrap(),
+            1_763_832_600.0
+        );
+        assert_eq!(
+            parse_start_at("2025-11-22 18:30:00.5+01:00").unwrap(),
+            1_763_832_600.5
+        );
+        assert_eq!(parse_start_at("1970-01-01T00:00:00Z").unwrap(), 0.0);
+        assert_eq!(
+            parse_start_at("2024-02-29T00:00:00-00:30").unwrap(),
+            1_709_166_600.0
+        );
+        for bad in [
+            "",
+            "soon",
+            "12:00",
+            "2025-11-22T17:30:00",
+            "2025-13-01T00:00:00Z",
+            "2025-02-29T00:00:00Z",
+            "2025-11-22T17:30:00.Z",
+            "2025-11-22T17:30:00+1:00",
+            "1.2.3",
+        ] {
+            let e = parse_start_at(bad).unwrap_err().to_string();
+            assert!(e.contains("--start-at"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn clients_options_are_parsed_and_refused_in_one_line() {
+        let at = format!("{:.3}", unix_now() + 60.0);
+        let args = |extra: &[&str]| {
+            let mut argv = vec!["KeyValue", "--rate", "1500"];
+            argv.extend_from_slice(extra);
+            RunArgs::parse_from(&argv).and_then(|a| a.to_options(vec!["127.0.0.1".into()]))
+        };
+        let o = args(&["--clients", "3", "--client-id", "2", "--start-at", &at]).unwrap();
+        assert_eq!((o.clients, o.client_id), (3, 2));
+        assert_eq!(o.client_rate(), Some(500.0));
+        for (extra, expected) in [
+            (vec!["--clients", "3"], "needs --start-at"),
+            (vec!["--clients", "0"], "--clients"),
+            (vec!["--clients", "x"], "--clients"),
+            (
+                vec!["--clients", "2", "--client-id", "2", "--start-at", &at],
+                "--client-id 2",
+            ),
+            (vec!["--client-id", "-1"], "--client-id"),
+            (vec!["--start-at", "1000"], "in the past"),
+            (vec!["--start-at", "99999999999"], "at most 24 h"),
+        ] {
+            let e = args(&extra).unwrap_err().to_string();
+            assert!(e.contains(expected), "{extra:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
 }

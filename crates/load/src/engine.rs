@@ -298,10 +298,10 @@ fn spawn_phase(
             .spawn(move || {
                 let schedule = Schedule {
                     phase: &plan,
-                    thread: thread as u64,
+                    lane: plan.lane(thread as u64),
                     claim: &claim,
                 };
-                let progress = AtomicU64::new(thread as u64);
+                let progress = AtomicU64::new(schedule.lane);
                 let io = LoopIo {
                     stop: &ctx.stop,
                     recorder: &recorder,
@@ -445,8 +445,15 @@ async fn run_async(
         (None, conns)
     };
 
-    // A short lead so that the first operations are not already late when the tasks start.
-    let start = Instant::now() + Duration::from_millis(20);
+    // A short lead so that the first operations are not already late when the tasks start; with
+    // --start-at, the common start of all clients.
+    let (start, start_wall) = match options.start_at {
+        Some(at) => common_start(at, progress)?,
+        None => {
+            let lead = Duration::from_millis(20);
+            (Instant::now() + lead, SystemTime::now() + lead)
+        }
+    };
     let measure_start = start + options.warmup;
     let (count, deadline) = match (options.stopping, options.rate) {
         (Stopping::Ops(n), Some(rate)) => {
@@ -477,8 +484,10 @@ async fn run_async(
         concurrency: options.concurrency,
         threads: options.threads as u64,
         group: options.release_group(),
+        clients: options.clients,
+        client_id: options.client_id,
     };
-    let start_wall = SystemTime::now() + options.warmup + Duration::from_millis(20);
+    let start_wall = start_wall + options.warmup;
     let mut files = ResultFiles::create(&options.out_dir, start_wall)?;
     let mut phase = spawn_phase(&ctx, &plan, conns, true)?;
 
@@ -491,7 +500,13 @@ async fn run_async(
         (start + Duration::from_secs(1)).into(),
         Duration::from_secs(1),
     );
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // With a common start the ticks stay on its whole seconds (a late tick makes a longer row, the
+    // next one is back on the grid), so that the clients' intervals line up second by second.
+    ticker.set_missed_tick_behavior(if options.start_at.is_some() {
+        tokio::time::MissedTickBehavior::Skip
+    } else {
+        tokio::time::MissedTickBehavior::Delay
+    });
     let mut last_tick = start;
     // Start of the measured operations not yet written as a row. A tick that falls a moment after the
     // measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise write
@@ -500,10 +515,16 @@ async fn run_async(
     let mut held_measured: Option<[OpStats; 2]> = None;
     let summary_base = SummaryBase {
         workload: options.workload.info.name.to_string(),
-        target_rate: options.rate,
+        // This client's share: what it alone is to achieve.
+        target_rate: options.client_rate(),
         p99_window: options.p99_window,
         max_in_flight: options.max_in_flight(),
-        scheduled: count.filter(|_| options.rate.is_some()),
+        scheduled: count
+            .filter(|_| options.rate.is_some())
+            .map(|c| plan.own_count(c)),
+        clients: options.clients,
+        client_id: options.client_id,
+        start_at: options.start_at,
         settings,
         populate,
         measured_start_unix_s: start_wall
@@ -641,7 +662,7 @@ fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: [
 /// operations for the next row.
 const MIN_FIRST_MEASURED_ROW: Duration = Duration::from_millis(200);
 
-/// Operations the schedule (over all operation types) puts between `from` and `to`.
+/// Operations the schedule (over all operation types) puts between `from` and `to` for this client.
 fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
     let (Some(rate), Some(count)) = (plan.rate, plan.count) else {
         return 0.0;
@@ -652,7 +673,35 @@ fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
     if to <= from {
         0.0
     } else {
-        (to - from).as_secs_f64() * rate
+        (to - from).as_secs_f64() * rate / plan.clients as f64
+    }
+}
+
+/// How late a client may begin the common schedule (after connecting and populating its share).
+const MAX_START_LATENESS: Duration = Duration::from_secs(1);
+
+/// The schedule's start for `--start-at` (Unix seconds) on this process's monotonic clock, and as
+/// wall-clock time; refused when it has passed by more than [`MAX_START_LATENESS`].
+fn common_start(
+    at: f64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Instant, SystemTime), LoadError> {
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(at);
+    let (now, now_wall) = (Instant::now(), SystemTime::now());
+    match wall.duration_since(now_wall) {
+        Ok(ahead) => {
+            progress(&format!(
+                "waiting {:.1} s for the common start (--start-at {at:.3})",
+                ahead.as_secs_f64()
+            ));
+            Ok((now + ahead, wall))
+        }
+        Err(e) if e.duration() <= MAX_START_LATENESS => Ok((now - e.duration(), wall)),
+        Err(e) => Err(LoadError::InvalidOption(format!(
+            "the common start (--start-at {at:.3}) passed {:.1} s ago while this client was still \
+             connecting or populating: give every client a later --start-at",
+            e.duration().as_secs_f64()
+        ))),
     }
 }
 
@@ -687,6 +736,9 @@ struct SummaryBase {
     populate: Option<PhaseSummary>,
     /// Wall-clock start of the measured phase, seconds since the epoch.
     measured_start_unix_s: f64,
+    clients: u64,
+    client_id: u64,
+    start_at: Option<f64>,
 }
 
 /// The seeds' "Average p99" (weighted by window length, so a short last window counts for its
@@ -827,6 +879,9 @@ fn build_summary(
         populate: base.populate.clone(),
         settings: base.settings.clone(),
         measured_start_unix_s: base.measured_start_unix_s,
+        clients: base.clients,
+        client_id: Some(base.client_id),
+        start_at: base.start_at,
     }
 }
 
@@ -905,7 +960,11 @@ async fn populate(
         concurrency: options.concurrency,
         threads: options.threads as u64,
         group: 1,
+        clients: options.clients,
+        client_id: options.client_id,
     };
+    // This client's share of the rows: indexes i with i % clients == client_id.
+    let rows = plan.own_count(options.populate);
     let mut phase = spawn_phase(ctx, &plan, conns, false)?;
     let mut ended = PhaseEnd {
         running: options.threads,
@@ -936,9 +995,8 @@ async fn populate(
         }
         {
             progress(&format!(
-                "[populate] {done}/{} rows ({:.0}%), {:.0} rows/s, errors {errors}",
-                options.populate,
-                done as f64 * 100.0 / options.populate as f64,
+                "[populate] {done}/{rows} rows ({:.0}%), {:.0} rows/s, errors {errors}",
+                done as f64 * 100.0 / rows.max(1) as f64,
                 done as f64 / start.elapsed().as_secs_f64().max(1e-9)
             ));
         }
@@ -987,6 +1045,14 @@ fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
         "slow_ops_file": o.record_slow_ops.then_some("slow-ops.csv"),
         "release_group": o.release_group(),
         "seed": o.seed,
+        // --rate, -n, --populate are of all clients together; each sends its share.
+        "rate_all_clients": o.rate,
+        "stopping": match o.stopping {
+            Stopping::Duration(d) => serde_json::json!({ "duration_s": d.as_secs_f64() }),
+            Stopping::Ops(n) => serde_json::json!({ "ops": n }),
+        },
+        "clients": o.clients,
+        "start_at": o.start_at,
         "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
     })
 }

@@ -98,6 +98,16 @@ pub struct RunOptions {
     pub tick: Duration,
     /// Write slow-ops.csv (successful operations near and above the p99, with their times).
     pub record_slow_ops: bool,
+    /// Load clients (separate processes) that share the schedule (`--clients`); `rate`, `stopping`
+    /// (`-n`) and `populate` are of all clients together.
+    pub clients: u64,
+    /// This client's number, `0..clients` (`--client-id`): it takes the operation indexes `i` with
+    /// `i % clients == client_id`.
+    pub client_id: u64,
+    /// The common start of the schedule, seconds since the Unix epoch (`--start-at`): operation `i`
+    /// of the schedule (warm-up included) is intended at `start_at + i / rate`. Required with more
+    /// than one client.
+    pub start_at: Option<f64>,
 }
 
 impl RunOptions {
@@ -137,7 +147,15 @@ impl RunOptions {
             p99_window: Duration::from_secs(10),
             tick: Duration::from_millis(2),
             record_slow_ops: true,
+            clients: 1,
+            client_id: 0,
+            start_at: None,
         }
+    }
+
+    /// This client's share of the rate (`rate / clients`).
+    pub fn client_rate(&self) -> Option<f64> {
+        self.rate.map(|rate| rate / self.clients.max(1) as f64)
     }
 
     /// Rejects settings that cannot make a meaningful run, with one line saying which and why.
@@ -187,6 +205,36 @@ impl RunOptions {
         if self.request_timeout.is_zero() {
             return bad("--request-timeout must be greater than zero".into());
         }
+        if self.clients == 0 {
+            return bad("--clients must be at least 1".into());
+        }
+        if self.client_id >= self.clients {
+            return bad(format!(
+                "invalid --client-id {}: must be below --clients {} (ids are 0-based: 0 to {})",
+                self.client_id,
+                self.clients,
+                self.clients - 1
+            ));
+        }
+        if self.clients > 1 && self.start_at.is_none() {
+            return bad(format!(
+                "--clients {} needs --start-at: separate client processes share one schedule only \
+                 from a common start (e.g. --start-at $(( $(date +%s) + 30 )) given to every client)",
+                self.clients
+            ));
+        }
+        if self.clients > 1 && self.drop_keyspace {
+            return bad(
+                "--drop cannot be used with --clients > 1: every client would drop the others' \
+                 tables; drop the keyspace once before starting the clients"
+                    .into(),
+            );
+        }
+        if let Some(at) = self.start_at {
+            if !at.is_finite() || at <= 0.0 {
+                return bad(format!("invalid --start-at {at}: not a time"));
+            }
+        }
         if self.tick > Duration::from_secs(1) {
             return bad(format!(
                 "--tick {:?} is too coarse: at most 1s (0 releases every operation at its own time)",
@@ -202,7 +250,8 @@ impl RunOptions {
         let Some(rate) = self.rate else {
             return 1;
         };
-        let per_thread_interval = self.threads as f64 / rate;
+        // Every thread of every client is one lane of the global schedule.
+        let per_thread_interval = (self.threads as u64 * self.clients.max(1)) as f64 / rate;
         ((self.tick.as_secs_f64() / per_thread_interval + 1e-9).floor() as u64).max(1)
     }
 
@@ -238,6 +287,29 @@ mod tests {
         // Tick 0, or no rate: every operation on its own.
         assert_eq!(options(Some(3000.0), 1, Duration::ZERO).release_group(), 1);
         assert_eq!(options(None, 1, ms(2)).release_group(), 1);
+    }
+
+    #[test]
+    fn client_settings_are_checked() {
+        let mut o = options(Some(1500.0), 1, Duration::from_millis(2));
+        o.clients = 3;
+        o.client_id = 3;
+        o.start_at = Some(2e9);
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("--client-id 3") && e.contains("0 to 2"), "{e}");
+        o.client_id = 2;
+        assert!(o.validate().is_ok());
+        o.start_at = None;
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("needs --start-at"), "{e}");
+        o.clients = 0;
+        o.client_id = 0;
+        assert!(o.validate().unwrap_err().to_string().contains("--clients"));
+        // 1500 ops/s over 3 clients of one thread: each thread's operations 2 ms apart, one per tick.
+        o.clients = 3;
+        o.start_at = Some(2e9);
+        assert_eq!(o.release_group(), 1);
+        assert_eq!(o.client_rate(), Some(500.0));
     }
 
     #[test]

@@ -133,6 +133,12 @@ pub struct Summary {
     /// Wall-clock time the measured phase began (seconds since the epoch, the clock of the GC logs'
     /// decorators): with `duration_s`, the window that server-side figures are lined up with.
     pub measured_start_unix_s: f64,
+    /// Load clients sharing the schedule (`--clients`); 1 for a lone client.
+    pub clients: u64,
+    /// This client's number (`--client-id`); `null` in a merge of all clients.
+    pub client_id: Option<u64>,
+    /// The common start of the schedule (`--start-at`), seconds since the epoch; `null` without it.
+    pub start_at: Option<f64>,
 }
 
 /// One row group of intervals.csv: one phase's operations over one reporting interval.

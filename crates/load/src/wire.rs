@@ -587,7 +587,8 @@ pub struct Phase {
     pub base: u64,
     /// Operations in the phase, or `None` to run until `deadline`.
     pub count: Option<u64>,
-    /// Operations per second over all threads; `None` = unthrottled.
+    /// Operations per second over all threads of all clients (the global schedule); `None` =
+    /// unthrottled.
     pub rate: Option<f64>,
     pub start: Instant,
     /// Unthrottled phases with a duration stop sending here.
@@ -598,16 +599,43 @@ pub struct Phase {
     pub measure_start: Instant,
     /// Requests in flight per thread.
     pub concurrency: usize,
+    /// This client's threads.
     pub threads: u64,
     /// A thread's consecutive operations released together (see `RunOptions::release_group`).
     pub group: u64,
+    /// Load clients (separate processes) sharing the schedule (`--clients`), and this one's number
+    /// (`--client-id`): the client takes the relative operation numbers `r` with
+    /// `r % clients == client_id`, so that the clients together send exactly one client's schedule.
+    pub clients: u64,
+    pub client_id: u64,
+}
+
+impl Phase {
+    /// Relative operation numbers between two consecutive ones of one thread: every thread of every
+    /// client is one lane of the schedule.
+    pub fn stride(&self) -> u64 {
+        self.threads * self.clients
+    }
+
+    /// The lane of this client's `thread`: its first relative operation number.
+    pub fn lane(&self, thread: u64) -> u64 {
+        self.client_id + self.clients * thread
+    }
+
+    /// This client's operations among the phase's first `count` (over all clients).
+    pub fn own_count(&self, count: u64) -> u64 {
+        count.saturating_sub(self.client_id).div_ceil(self.clients)
+    }
 }
 
 /// One thread's share of a phase: a fixed-rate schedule or as fast as slots allow.
 pub struct Schedule<'a> {
     pub phase: &'a Phase,
-    pub thread: u64,
-    /// Unthrottled threads claim operation numbers from this shared counter.
+    /// The thread's lane ([`Phase::lane`]): with a rate it sends the relative operation numbers
+    /// `lane, lane + stride, lane + 2 stride, …`.
+    pub lane: u64,
+    /// Unthrottled threads claim operation numbers from this counter, shared by the client's threads;
+    /// claim `n` is the client's relative operation `client_id + clients × n`.
     pub claim: &'a AtomicU64,
 }
 
@@ -615,9 +643,9 @@ impl Schedule<'_> {
     /// When operation `relative` (one of this thread's) is released: operations go out in groups of
     /// `group` consecutive ones of the thread, all at the time the first of the group is due.
     pub fn release_time(&self, relative: u64, interval_nanos: f64) -> Instant {
-        let (threads, group) = (self.phase.threads, self.phase.group);
-        let own = (relative - self.thread) / threads;
-        let first = self.thread + (own - own % group) * threads;
+        let (stride, group) = (self.phase.stride(), self.phase.group);
+        let own = (relative - self.lane) / stride;
+        let first = self.lane + (own - own % group) * stride;
         self.phase.start + Duration::from_nanos((first as f64 * interval_nanos) as u64)
     }
 }
@@ -672,7 +700,7 @@ pub fn run_loop(
     op_type: impl Fn(u64) -> OpType,
     mut bind: impl FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
 ) -> LoopOutcome {
-    io.progress.store(schedule.thread, Ordering::Relaxed);
+    io.progress.store(schedule.lane, Ordering::Relaxed);
     let mut epoll = match Epoll::new() {
         Ok(e) => e,
         Err(e) => {
@@ -696,7 +724,7 @@ pub fn run_loop(
     let mut last_release: Option<Instant> = None;
     let mut released_total = 0u64;
     // Rate mode: relative number (within the phase, over all threads) of this thread's next operation.
-    let mut cursor = schedule.thread;
+    let mut cursor = schedule.lane;
     let mut claimed: Option<u64> = None;
     let mut exhausted = false;
     let mut blocked = false;
@@ -749,8 +777,10 @@ pub fn run_loop(
                             exhausted = true;
                             break;
                         }
-                        let n = *claimed
-                            .get_or_insert_with(|| schedule.claim.fetch_add(1, Ordering::Relaxed));
+                        let n = *claimed.get_or_insert_with(|| {
+                            let claim = schedule.claim.fetch_add(1, Ordering::Relaxed);
+                            phase.client_id + phase.clients * claim
+                        });
                         if phase.count.is_some_and(|c| n >= c) {
                             exhausted = true;
                             break;
@@ -790,7 +820,7 @@ pub fn run_loop(
                 released_total += 1;
                 match interval_nanos {
                     Some(_) => {
-                        cursor += phase.threads;
+                        cursor += phase.stride();
                         io.progress.store(cursor, Ordering::Relaxed);
                     }
                     None => claimed = None,
@@ -904,7 +934,7 @@ fn account_unsent(
     while cursor < count {
         let intended = schedule.release_time(cursor, nanos);
         if intended > now {
-            outcome.cancelled += (count - cursor).div_ceil(phase.threads);
+            outcome.cancelled += (count - cursor).div_ceil(phase.stride());
             break;
         }
         let op = op_type(phase.base + cursor);
@@ -918,7 +948,7 @@ fn account_unsent(
             node: NO_NODE,
         });
         outcome.unsent += 1;
-        cursor += phase.threads;
+        cursor += phase.stride();
         if batch.len() == batch.capacity() {
             record_completions(io, phase.measure_start, &mut batch);
         }
@@ -1052,10 +1082,12 @@ mod tests {
             concurrency: 10,
             threads: 2,
             group: 3,
+            clients: 1,
+            client_id: 0,
         };
         let schedule = Schedule {
             phase: &phase,
-            thread: 1,
+            lane: 1,
             claim: &claim,
         };
         let at = |relative: u64| {
@@ -1088,5 +1120,53 @@ mod tests {
                 .as_nanos(),
             5000
         );
+    }
+
+    #[test]
+    fn clients_split_the_schedule_without_gap_or_overlap() {
+        let claim = AtomicU64::new(0);
+        let start = Instant::now();
+        let count = 1000u64;
+        let mut seen = vec![0u32; count as usize];
+        for client_id in 0..3 {
+            let phase = Phase {
+                base: 0,
+                count: Some(count),
+                rate: Some(1000.0),
+                start,
+                deadline: None,
+                drain_deadline: None,
+                measure_start: start,
+                concurrency: 10,
+                threads: 2,
+                group: 1,
+                clients: 3,
+                client_id,
+            };
+            let mut own = 0;
+            for thread in 0..phase.threads {
+                let schedule = Schedule {
+                    phase: &phase,
+                    lane: phase.lane(thread),
+                    claim: &claim,
+                };
+                let mut relative = schedule.lane;
+                while relative < count {
+                    assert_eq!(
+                        relative % 3,
+                        client_id,
+                        "client {client_id} took {relative}"
+                    );
+                    // Intended on the global schedule: start + relative / rate (1 ms apart).
+                    let at = schedule.release_time(relative, 1e6).duration_since(start);
+                    assert_eq!(at.as_nanos(), u128::from(relative) * 1_000_000);
+                    seen[relative as usize] += 1;
+                    own += 1;
+                    relative += phase.stride();
+                }
+            }
+            assert_eq!(own, phase.own_count(count), "client {client_id}");
+        }
+        assert!(seen.iter().all(|&n| n == 1), "every operation exactly once");
     }
 }

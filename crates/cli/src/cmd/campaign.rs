@@ -34,7 +34,8 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   workload = "BasicTimeSeries"
   args = "-c 50 --pg sequence -t 8 -r 0.2 --populate 200000"
                               # any `cqlbench run` options, as on its command line, except
-                              # --rate, -d, -n, --warmup, -o and --host (the campaign sets them);
+                              # --rate, -d, -n, --warmup, -o and --host (the campaign sets them)
+                              # and --clients/--client-id/--start-at (one client per cell);
                               # --populate runs once per configuration, before its first cell
   rates = [25000, 40000]      # ops/s, ascending: one cell per rate (x repeats)
   duration = "30m"            # measured time per cell

@@ -17,16 +17,28 @@ config x rate), the percentiles of every cell, and charts: p99 and p99.9 against
 achieved throughput, and each cell's corrected p99 second by second. report.html is self-contained
 (inline SVG, no script, no network).
 
+`cqlbench report merge DIR... -o OUT` adds up the result directories of the load clients of one
+run (`cqlbench run --clients N --client-id I --start-at T`) into one result directory that reads
+like a single run (see `cqlbench report merge --help`).
+
 Examples:
   cqlbench report results/gc-comparison
-  cqlbench report results/gc-comparison -o /tmp/report";
+  cqlbench report results/gc-comparison -o /tmp/report
+  cqlbench report merge res/client0 res/client1 res/client2 -o res/all";
 
 #[derive(Debug, Args)]
-#[command(after_help = REPORT_HELP)]
+#[command(
+    after_help = REPORT_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct ReportArgs {
+    #[command(subcommand)]
+    pub command: Option<ReportCommand>,
+
     /// The campaign directory (DIR/<config>/<rate>/summary.json)
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    #[arg(value_name = "DIR", required = true)]
+    pub dir: Option<PathBuf>,
 
     /// Where to write report.md and report.html [default: DIR]
     #[arg(short = 'o', long, value_name = "OUT")]
@@ -37,14 +49,55 @@ pub struct ReportArgs {
     pub order: Vec<String>,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum ReportCommand {
+    /// Add up the result directories of the clients of one run (--clients) into one result
+    Merge(MergeArgs),
+}
+
+const MERGE_HELP: &str = "\
+The clients of one run (`cqlbench run --clients N --client-id I --start-at T`, same command line
+but for --client-id and -o) each write a result directory. merge adds them up into OUT, with the
+same files as one client's (summary.json, intervals.csv, OP.hlog, OP.service.hlog, OP.failed.hlog),
+so `cqlbench report` and `cqlbench compare` read it like a single run:
+
+  - histograms are added (HdrHistogram addition) second by second, the seconds counted from the
+    common start: the merged percentiles, per second and over the run, are those of all the
+    clients' operations together, never an average of the clients' percentiles;
+  - counts, errors by kind and rates are summed; the duration is the longest client's (all count
+    from the same measured start); the windowed p99s are recomputed from the merged seconds;
+  - the client figures (send lateness, gaps) and the warm-up/populate p99 are the worst client's:
+    no histogram of them is kept.
+
+Directories that do not belong together are refused in one line naming the reason: another
+workload, seed, --start-at, rate, number of clients, stopping rule or key settings, a client id
+given twice, or a client missing.
+
+Example:
+  cqlbench report merge res/client0 res/client1 res/client2 -o res/all";
+
+#[derive(Debug, Args)]
+#[command(after_help = MERGE_HELP)]
+pub struct MergeArgs {
+    /// The clients' result directories, one per client id
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+
+    /// The merged result directory (created)
+    #[arg(short = 'o', long, value_name = "OUT", required = true)]
+    pub out: PathBuf,
+}
+
 pub fn execute(args: ReportArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.dir.is_dir(),
-        "{} is not a directory",
-        args.dir.display()
-    );
-    let campaign = cqlbench_report::discover(&args.dir, &args.order)?;
-    let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
+    if let Some(ReportCommand::Merge(merge)) = args.command {
+        return execute_merge(merge);
+    }
+    let Some(dir) = args.dir else {
+        anyhow::bail!("give a campaign directory, or `merge DIR... -o OUT`");
+    };
+    anyhow::ensure!(dir.is_dir(), "{} is not a directory", dir.display());
+    let campaign = cqlbench_report::discover(&dir, &args.order)?;
+    let out = args.out.clone().unwrap_or_else(|| dir.clone());
     let (md, html) = cqlbench_report::write_report(&campaign, &out)
         .with_context(|| format!("writing the report into {}", out.display()))?;
     print!(
@@ -52,6 +105,23 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<()> {
         cqlbench_report::terminal(&cqlbench_report::seed_tables(&campaign))
     );
     println!("report: {}\n        {}", md.display(), html.display());
+    Ok(())
+}
+
+fn execute_merge(args: MergeArgs) -> anyhow::Result<()> {
+    for dir in &args.dirs {
+        anyhow::ensure!(dir.is_dir(), "{} is not a directory", dir.display());
+    }
+    let merged = cqlbench_report::merge_runs(&args.dirs, &args.out)?;
+    let s = &merged.summary;
+    println!(
+        "merged {} client(s) into {}: {} successful ops/s of {} offered — {}",
+        merged.clients,
+        merged.out.display(),
+        s["achieved_rate"],
+        s["target_rate"],
+        s["rate_note"].as_str().unwrap_or_default()
+    );
     Ok(())
 }
 

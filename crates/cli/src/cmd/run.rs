@@ -33,13 +33,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<()> {
     let explicit_hosts = args.explicit_hosts();
     // Validate everything before touching any cluster, so bad input fails fast and alone.
     let placeholder = vec!["127.0.0.1".to_string()];
-    args.to_options(if explicit_hosts.is_empty() {
+    let checked = args.to_options(if explicit_hosts.is_empty() {
         placeholder
     } else {
         explicit_hosts.clone()
     })?;
     if explicit_hosts.is_empty() {
-        return run_on_embedded_cluster(&args);
+        return run_on_embedded_cluster(&args, checked.clients);
     }
     run_with_hosts(&args, explicit_hosts, None)
 }
@@ -78,7 +78,7 @@ fn run_with_hosts(
 
 /// No --host: the local cluster from `cqlbench cluster` if one is up, else a 1-node cluster for this run,
 /// stopped afterwards (also after a failed or interrupted run).
-fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
+fn run_on_embedded_cluster(args: &RunArgs, clients: u64) -> anyhow::Result<()> {
     use cqlbench_cluster::{ClusterSpec, ClusterState, Home, DEFAULT_CLUSTER_NAME};
     let home = Home::from_env();
     let contact_points = |state: &ClusterState| -> Vec<String> {
@@ -94,6 +94,12 @@ fn run_on_embedded_cluster(args: &RunArgs) -> anyhow::Result<()> {
             state.nodes.len()
         );
         return run_with_hosts(args, contact_points(&state), Some(&state));
+    }
+    if clients > 1 {
+        bail!(
+            "--clients {clients} needs --host, or a local cluster that is up (`cqlbench cluster up`): \
+             each client would otherwise start a node of its own"
+        );
     }
     eprintln!(
         "cqlbench: no --host and no local cluster is up: starting a 1-node Cassandra cluster for this run \
