@@ -369,3 +369,23 @@ fn impossible_datacenter_layouts_are_refused_before_anything_starts() {
     );
     refused(&["--dcs", "two"], &["--dcs"]);
 }
+
+#[test]
+fn up_help_teaches_datacenters_with_an_example() {
+    let help = cqlbench(&["cluster", "up", "--help"]);
+    assert!(help.ok(), "{}", help.stderr);
+    for needle in [
+        "--dcs <D>",
+        "--racks <R>",
+        "GossipingPropertyFileSnitch",
+        "cassandra-rackdc.properties",
+        "NetworkTopologyStrategy",
+        "cqlbench cluster up --dcs 2 --nodes 2 --racks 2 --base-ip 127.0.11.1",
+        "--dc dc2 --cl LOCAL_QUORUM",
+    ] {
+        assert!(
+            help.stdout.contains(needle),
+            "{needle:?} missing from --help"
+        );
+    }
+}

@@ -178,7 +178,7 @@ impl ClusterSpec {
             if self.nodes == 0 {
                 return invalid("--nodes 0: a datacenter needs at least one node".into());
             }
-            if self.nodes % layout.count != 0 {
+            if !self.nodes.is_multiple_of(layout.count) {
                 return invalid(format!(
                     "{} nodes cannot be split evenly over {} datacenters",
                     self.nodes, layout.count
