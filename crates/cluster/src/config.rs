@@ -3,6 +3,7 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
+use crate::spec::Placement;
 use crate::version::CassandraVersion;
 
 /// What differs between nodes and clusters in cassandra.yaml.
@@ -11,7 +12,11 @@ pub struct NodeConfig<'a> {
     pub cluster_name: &'a str,
     pub version: &'a CassandraVersion,
     pub address: Ipv4Addr,
-    pub seed: Ipv4Addr,
+    /// Seed nodes (all on `storage_port`): node 1, or the first node of every datacenter.
+    pub seeds: &'a [Ipv4Addr],
+    /// SimpleSnitch when `None`; GossipingPropertyFileSnitch, which reads the node's datacenter and
+    /// rack from its `cassandra-rackdc.properties`, when the cluster has `--dcs`/`--racks`.
+    pub placement: Option<Placement>,
     pub storage_port: u16,
     pub native_port: u16,
     pub tokens: &'a [i64],
@@ -35,13 +40,13 @@ cluster_name: '{cluster}'
 num_tokens: {num_tokens}
 initial_token: {tokens}
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-endpoint_snitch: SimpleSnitch
+endpoint_snitch: {snitch}
 # A fresh cluster holds no data: nothing to stream, so nodes join without bootstrapping.
 auto_bootstrap: false
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "{seed}:{storage_port}"
+      - seeds: "{seeds}"
 listen_address: {address}
 rpc_address: {address}
 storage_port: {storage_port}
@@ -55,7 +60,17 @@ commitlog_sync: periodic
         version = config.version,
         cluster = config.cluster_name.replace('\'', "''"),
         num_tokens = config.tokens.len(),
-        seed = config.seed,
+        snitch = if config.placement.is_some() {
+            "GossipingPropertyFileSnitch"
+        } else {
+            "SimpleSnitch"
+        },
+        seeds = config
+            .seeds
+            .iter()
+            .map(|seed| format!("{seed}:{}", config.storage_port))
+            .collect::<Vec<_>>()
+            .join(","),
         address = config.address,
         storage_port = config.storage_port,
         native_port = config.native_port,
@@ -81,6 +96,17 @@ commitlog_sync: periodic
         });
     }
     yaml
+}
+
+/// The node's `cassandra-rackdc.properties`, read by GossipingPropertyFileSnitch (the JVM is
+/// pointed at it with `-Dcassandra-rackdc.properties=file://…`).
+pub fn rackdc_properties(placement: &Placement) -> String {
+    format!(
+        "# Written by cqlbench: this node's place in the cluster (GossipingPropertyFileSnitch).\n\
+         dc={}\nrack={}\nprefer_local=false\n",
+        placement.dc_name(),
+        placement.rack_name()
+    )
 }
 
 /// A plain file appender: system.log in the node's log directory, INFO and up.
@@ -112,7 +138,8 @@ mod tests {
             cluster_name: "it's",
             version: &version,
             address: Ipv4Addr::new(127, 0, 1, 2),
-            seed: Ipv4Addr::new(127, 0, 1, 1),
+            seeds: &[Ipv4Addr::new(127, 0, 1, 1)],
+            placement: None,
             storage_port: 7000,
             native_port: 9042,
             tokens: &[-9, 5],
@@ -151,5 +178,30 @@ mod tests {
         assert!(yaml.contains("  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"127.0.1.1:7000\"\n"));
         assert!(yaml.contains("listen_address: 127.0.1.2\nrpc_address: 127.0.1.2\n"));
         assert!(!yaml.contains("memtable_heap_space"));
+        assert!(yaml.contains("endpoint_snitch: SimpleSnitch\n"));
+    }
+
+    #[test]
+    fn datacenters_use_the_gossiping_snitch_and_several_seeds() {
+        let version = CassandraVersion::parse("5.0.9").unwrap();
+        let seeds = [Ipv4Addr::new(127, 0, 11, 1), Ipv4Addr::new(127, 0, 11, 3)];
+        let placement = Placement { dc: 2, rack: 1 };
+        let yaml = cassandra_yaml(&NodeConfig {
+            cluster_name: "dcs",
+            version: &version,
+            address: Ipv4Addr::new(127, 0, 11, 3),
+            seeds: &seeds,
+            placement: Some(placement),
+            storage_port: 7000,
+            native_port: 9042,
+            tokens: &[1],
+            memtable_heap_mib: None,
+            key_cache_mib: None,
+        });
+        assert!(yaml.contains("endpoint_snitch: GossipingPropertyFileSnitch\n"));
+        assert!(yaml.contains("      - seeds: \"127.0.11.1:7000,127.0.11.3:7000\"\n"));
+        let properties = rackdc_properties(&placement);
+        let lines: Vec<&str> = properties.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines, ["dc=dc2", "rack=rack1", "prefer_local=false"]);
     }
 }

@@ -1,4 +1,4 @@
-//! What one node says over CQL about the ring: its own tokens and the peers it knows.
+//! What one node says over CQL about the ring: its own tokens, datacenter and rack, and the peers it knows.
 //!
 //! The driver is async; callers of this crate are synchronous, and may themselves run inside a
 //! tokio runtime, so every query runs on a private thread with its own small runtime.
@@ -18,6 +18,9 @@ use crate::error::{ClusterError, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeView {
     pub local_tokens: Vec<i64>,
+    /// The node's own datacenter and rack (`system.local`), as its snitch sees them.
+    pub datacenter: Option<String>,
+    pub rack: Option<String>,
     /// Every peer in `system.peers` with its tokens (empty while it is still joining).
     pub peers: Vec<(IpAddr, Vec<i64>)>,
 }
@@ -66,13 +69,16 @@ pub async fn node_view(address: SocketAddr, timeout: Duration) -> Result<NodeVie
     let session = single_node_session(address, timeout).await?;
     let cql = |e: &dyn std::fmt::Display| ClusterError::Cql(format!("{address}: {e}"));
     let local = session
-        .query_unpaged("SELECT tokens FROM system.local WHERE key = 'local'", &[])
+        .query_unpaged(
+            "SELECT tokens, data_center, rack FROM system.local WHERE key = 'local'",
+            &[],
+        )
         .await
         .map_err(|e| cql(&e))?
         .into_rows_result()
         .map_err(|e| cql(&e))?;
-    let (local_tokens,) = local
-        .single_row::<(Option<Vec<String>>,)>()
+    let (local_tokens, datacenter, rack) = local
+        .single_row::<(Option<Vec<String>>, Option<String>, Option<String>)>()
         .map_err(|e| cql(&e))?;
     let peers_result = session
         .query_unpaged("SELECT peer, tokens FROM system.peers", &[])
@@ -90,6 +96,8 @@ pub async fn node_view(address: SocketAddr, timeout: Duration) -> Result<NodeVie
     }
     Ok(NodeView {
         local_tokens: parse_tokens(local_tokens),
+        datacenter,
+        rack,
         peers,
     })
 }

@@ -38,6 +38,6 @@ pub use lifecycle::{
 };
 pub use process::ProcessState;
 pub use scoped::{check_spec, interrupt, with_cluster};
-pub use spec::{ClusterSpec, DEFAULT_CLUSTER_NAME};
+pub use spec::{ClusterSpec, Datacenters, Placement, DEFAULT_CLUSTER_NAME};
 pub use state::{ClusterState, NodeState};
 pub use version::CassandraVersion;

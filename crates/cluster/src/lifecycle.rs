@@ -206,7 +206,8 @@ fn reuse_or_refuse(
     let same_data_layout = previous.spec.cassandra_version == spec.cassandra_version
         && previous.spec.nodes == spec.nodes
         && previous.spec.base_ip == spec.base_ip
-        && previous.spec.num_tokens == spec.num_tokens;
+        && previous.spec.num_tokens == spec.num_tokens
+        && previous.spec.datacenters == spec.datacenters;
     if !same_data_layout {
         return Err(ClusterError::Conflict {
             name: spec.name.clone(),
@@ -225,10 +226,22 @@ fn reuse_or_refuse(
     Ok(None)
 }
 
-/// "3 nodes, Cassandra 5.0.9, G1, heap 1G".
+/// "3 nodes, Cassandra 5.0.9, G1, heap 1G" (with `--dcs`: "4 nodes in 2 datacenters × 2 nodes, 2 racks each, …").
 pub fn describe_spec(spec: &ClusterSpec) -> String {
+    let layout = match spec.datacenters {
+        Some(layout) => format!(
+            " in {} datacenter{} × {} node{}, {} rack{} each",
+            layout.count,
+            if layout.count == 1 { "" } else { "s" },
+            spec.nodes_per_dc(),
+            if spec.nodes_per_dc() == 1 { "" } else { "s" },
+            layout.racks,
+            if layout.racks == 1 { "" } else { "s" },
+        ),
+        None => String::new(),
+    };
     format!(
-        "{} node{}, Cassandra {}, {}, heap {}",
+        "{} node{}{layout}, Cassandra {}, {}, heap {}",
         spec.nodes,
         if spec.nodes == 1 { "" } else { "s" },
         spec.cassandra_version,
@@ -278,7 +291,9 @@ fn plan_node(spec: &ClusterSpec, cluster_dir: &Path, index: usize) -> NodeState 
         stdout_log: logs.join("stdout.log"),
         gc_log: logs.join("gc.log"),
         dir,
-        tokens: tokens::node_tokens(index - 1, spec.nodes, spec.num_tokens),
+        tokens: spec.node_tokens(index),
+        datacenter: spec.placement(index).map(|p| p.dc_name()),
+        rack: spec.placement(index).map(|p| p.rack_name()),
         jvm_args: Vec::new(),
         effective_jvm_flags: Vec::new(),
         effective_collector: None,
@@ -305,11 +320,14 @@ impl Launcher<'_> {
         for dir in [&conf, &logs, &data, &node.dir.join("triggers")] {
             std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
         }
+        let placement = self.spec.placement(node.index);
+        let seeds = self.spec.seeds();
         let yaml = config::cassandra_yaml(&NodeConfig {
             cluster_name: &self.spec.name,
             version: self.version,
             address: node.address,
-            seed: self.spec.node_address(1),
+            seeds: &seeds,
+            placement,
             storage_port: node.storage_port,
             native_port: node.native_port,
             tokens: &node.tokens,
@@ -318,6 +336,18 @@ impl Launcher<'_> {
         });
         write(&conf.join("cassandra.yaml"), &yaml)?;
         write(&conf.join("logback.xml"), &config::logback_xml(&logs))?;
+        // GossipingPropertyFileSnitch reads the node's datacenter and rack from this file; the
+        // property points each JVM at its own copy (no conf/ directory is on the classpath).
+        let mut jvm_opts = Vec::new();
+        if let Some(placement) = &placement {
+            let rackdc = conf.join("cassandra-rackdc.properties");
+            write(&rackdc, &config::rackdc_properties(placement))?;
+            jvm_opts.push(format!(
+                "-Dcassandra-rackdc.properties=file://{}",
+                rackdc.display()
+            ));
+        }
+        jvm_opts.extend(self.spec.jvm_opts.iter().cloned());
         node.jmx_port = process::free_loopback_port()?;
         let jamm = self.distribution.jamm_jar()?;
         let classpath = match self.shim {
@@ -338,7 +368,7 @@ impl Launcher<'_> {
             jamm_jar: &jamm,
             classpath: &classpath,
         };
-        node.jvm_args = jvm::node_args(&launch, self.jdk.major, self.gc_flags, &self.spec.jvm_opts);
+        node.jvm_args = jvm::node_args(&launch, self.jdk.major, self.gc_flags, &jvm_opts);
         node.effective_jvm_flags.clear();
         node.effective_collector = None;
         let unix_time = std::time::SystemTime::now()
@@ -819,7 +849,12 @@ pub struct NodeStatus {
     /// "up", "paused" or "down".
     pub process: &'static str,
     pub answers_cql: bool,
-    /// Share of the token ring (0–100 %), from the live ring; `None` when no node answers.
+    /// The node's datacenter and rack as the node itself reports them (`system.local`); `None`
+    /// when it does not answer CQL.
+    pub datacenter: Option<String>,
+    pub rack: Option<String>,
+    /// Share of its datacenter's token ring (0–100 %; the whole ring with one datacenter), from
+    /// the live ring; `None` when no node answers.
     pub ownership_percent: Option<f64>,
     pub effective_collector: Option<String>,
     pub gc_log: PathBuf,
@@ -839,25 +874,21 @@ pub struct ClusterStatus {
     pub nodes: Vec<NodeStatus>,
 }
 
-/// Process state, CQL reachability and ring ownership of every node, read live.
+/// Process state, CQL reachability, datacenter, rack and ring ownership of every node, read live.
 pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
     let state = ClusterState::load_existing(home, name)?;
     let mut ring: Option<Vec<(i64, usize)>> = None;
     let mut nodes = Vec::new();
     for node in &state.nodes {
         let process_state = node.process_state();
-        let answers_cql =
-            process_state == ProcessState::Running && cql::port_open(node.cql_address()) && {
-                match cql::block_on(cql::node_view(node.cql_address(), CQL_CHECK_TIMEOUT)) {
-                    Ok(view) => {
-                        if ring.is_none() {
-                            ring = Some(ring_of(&state, node, &view));
-                        }
-                        true
-                    }
-                    Err(_) => false,
-                }
-            };
+        let view = if process_state == ProcessState::Running && cql::port_open(node.cql_address()) {
+            cql::block_on(cql::node_view(node.cql_address(), CQL_CHECK_TIMEOUT)).ok()
+        } else {
+            None
+        };
+        if let (None, Some(view)) = (&ring, &view) {
+            ring = Some(ring_of(&state, node, view));
+        }
         nodes.push(NodeStatus {
             index: node.index,
             address: node.address,
@@ -869,7 +900,9 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
                 ProcessState::Stopped => "paused",
                 ProcessState::Gone => "down",
             },
-            answers_cql,
+            answers_cql: view.is_some(),
+            datacenter: view.as_ref().and_then(|v| v.datacenter.clone()),
+            rack: view.as_ref().and_then(|v| v.rack.clone()),
             ownership_percent: None,
             effective_collector: node.effective_collector.clone(),
             gc_log: node.gc_log.clone(),
@@ -877,7 +910,14 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
         });
     }
     if let Some(ring) = ring {
-        let shares = tokens::ownership(&ring, state.nodes.len());
+        // NetworkTopologyStrategy places each datacenter's replicas on that datacenter's tokens
+        // alone, so ownership is a share of the node's own datacenter (as `nodetool status` shows it).
+        let group_of: Vec<usize> = state
+            .nodes
+            .iter()
+            .map(|n| state.spec.placement(n.index).map_or(1, |p| p.dc))
+            .collect();
+        let shares = tokens::ownership_by_group(&ring, &group_of);
         for (status, share) in nodes.iter_mut().zip(shares) {
             status.ownership_percent = Some(share * 100.0);
         }

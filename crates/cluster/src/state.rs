@@ -43,6 +43,11 @@ pub struct NodeState {
     pub stdout_log: PathBuf,
     pub gc_log: PathBuf,
     pub tokens: Vec<i64>,
+    /// The datacenter and rack cqlbench configured for the node (`--dcs`/`--racks`); absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datacenter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<String>,
     /// The `java` arguments the node was started with.
     pub jvm_args: Vec<String>,
     /// Flags the live JVM reported (`jcmd PID VM.flags`): proof of the collector and heap that ran.

@@ -168,7 +168,8 @@ pub struct RunArgs {
     )]
     pub serial_consistency: String,
 
-    /// Keyspace replication map [default: NetworkTopologyStrategy, RF 3 per DC with >= 3 nodes, else 1]
+    /// Keyspace replication map, used as given [default: NetworkTopologyStrategy over the cluster's
+    /// datacenters: with several, RF 3 in each (its node count if fewer); with one, RF 3 from 3 nodes, else 1]
     #[arg(long, value_name = "MAP")]
     pub replication: Option<String>,
 
@@ -198,7 +199,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PORT", default_value = "9042")]
     pub port: String,
 
-    /// Route requests only to this datacenter's nodes (DC-aware load balancing)
+    /// Route requests only to this datacenter's nodes (DC-aware load balancing); LOCAL_QUORUM and
+    /// LOCAL_ONE then count replicas in this datacenter
     #[arg(long, value_name = "DC")]
     pub dc: Option<String>,
 

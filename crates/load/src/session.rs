@@ -152,8 +152,8 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The replication map to use: the user's, or NetworkTopologyStrategy with RF 3 in every datacenter
-/// that has at least 3 nodes and RF 1 elsewhere (a 1-node dev cluster must stay writable).
+/// The replication map to use: the user's (`--replication` is authoritative), or the default for
+/// the cluster's datacenters as the driver read them from `system.local` / `system.peers`.
 fn replication_map(session: &Session, options: &RunOptions) -> String {
     if let Some(map) = &options.replication {
         return map.to_string();
@@ -170,8 +170,25 @@ fn replication_map(session: &Session, options: &RunOptions) -> String {
             None => per_dc.push((dc, 1)),
         }
     }
-    let total: usize = per_dc.iter().map(|(_, n)| n).sum();
-    let rf = |n: usize| if total >= 3 && n >= 3 { 3 } else { 1 };
+    default_replication(&per_dc)
+}
+
+/// NetworkTopologyStrategy over `(datacenter, nodes)`. Several datacenters: RF 3 in each, or its
+/// node count if fewer, so that LOCAL_QUORUM in any datacenter is served by its own replicas. One
+/// datacenter: RF 3 with at least 3 nodes, else RF 1 (a 1- or 2-node dev cluster stays writable
+/// with a node down).
+pub fn default_replication(per_dc: &[(String, usize)]) -> String {
+    let mut per_dc = per_dc.to_vec();
+    per_dc.sort();
+    let rf = |n: usize| {
+        if per_dc.len() > 1 {
+            n.clamp(1, 3)
+        } else if n >= 3 {
+            3
+        } else {
+            1
+        }
+    };
     let dcs: Vec<String> = per_dc
         .iter()
         .map(|(dc, n)| format!("'{}': {}", dc.replace('\'', "''"), rf(*n)))
@@ -278,4 +295,44 @@ pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfi
         serial_consistency: consistency_code(options.serial_consistency),
         request_timeout: options.request_timeout,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dcs(list: &[(&str, usize)]) -> Vec<(String, usize)> {
+        list.iter().map(|(dc, n)| (dc.to_string(), *n)).collect()
+    }
+
+    #[test]
+    fn one_datacenter_keeps_rf_3_from_3_nodes_else_1() {
+        for (nodes, rf) in [(1, 1), (2, 1), (3, 3), (5, 3)] {
+            assert_eq!(
+                default_replication(&dcs(&[("datacenter1", nodes)])),
+                format!("{{'class': 'NetworkTopologyStrategy', 'datacenter1': {rf}}}"),
+                "{nodes} nodes"
+            );
+        }
+    }
+
+    #[test]
+    fn several_datacenters_get_rf_3_each_or_their_node_count() {
+        assert_eq!(
+            default_replication(&dcs(&[("dc2", 2), ("dc1", 2)])),
+            "{'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 2}"
+        );
+        assert_eq!(
+            default_replication(&dcs(&[("dc1", 1), ("dc2", 1)])),
+            "{'class': 'NetworkTopologyStrategy', 'dc1': 1, 'dc2': 1}"
+        );
+        assert_eq!(
+            default_replication(&dcs(&[("dc1", 5), ("dc2", 3), ("dc3", 2)])),
+            "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 3, 'dc3': 2}"
+        );
+        assert_eq!(
+            default_replication(&dcs(&[("it's", 4), ("dc2", 1)])),
+            "{'class': 'NetworkTopologyStrategy', 'dc2': 1, 'it''s': 3}"
+        );
+    }
 }

@@ -6,12 +6,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use cqlbench_cluster::{ClusterSpec, Gc, GcProfile, Home, JdkChoice, DEFAULT_CLUSTER_NAME};
+use cqlbench_cluster::{
+    ClusterSpec, Datacenters, Gc, GcProfile, Home, JdkChoice, DEFAULT_CLUSTER_NAME,
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     cqlbench cluster up                     # 1 node: Cassandra 5.0.9, JDK 17, G1, 1G\n  \
     cqlbench cluster up --nodes 3 --gc shenandoah --heap 2G\n  \
+    cqlbench cluster up --dcs 2 --nodes 2 --racks 2 --heap 768M   # dc1: .1-.2, dc2: .3-.4\n  \
     cqlbench cluster up --cassandra 4.0.19 --jdk 11 --gc cms --gc-threads 2\n  \
     cqlbench cluster up --jdk 25 --gc shenandoah-generational --heap 2G\n  \
     cqlbench cluster status\n  \
@@ -33,7 +36,20 @@ enum ClusterCommand {
         the others join in parallel with precomputed balanced tokens. Every node writes a unified GC \
         log with safepoints (node<i>/logs/gc.log) and the flags the live JVM reports are recorded in \
         the cluster's state file (cluster.json). Running `up` again on a running cluster is a no-op; \
-        on a stopped or partly crashed one it restarts the missing nodes on the same data."
+        on a stopped or partly crashed one it restarts the missing nodes on the same data.\n\n\
+        Datacenters and racks: with --dcs D, --nodes N counts nodes per datacenter, so the cluster has \
+        D × N nodes on consecutive addresses from --base-ip: dc1 gets nodes 1…N, dc2 nodes N+1…2N, and \
+        so on. --racks R deals each datacenter's nodes round-robin over rack1…rackR. The nodes then run \
+        GossipingPropertyFileSnitch, each with its own cassandra-rackdc.properties (node<i>/conf/); the \
+        first node of every datacenter is a seed, and every datacenter gets its own balanced token ring. \
+        `cqlbench run` then creates its keyspace with NetworkTopologyStrategy and RF 3 per datacenter \
+        (or the nodes per datacenter, if fewer), and `cqlbench run --dc dc2 --cl LOCAL_QUORUM` sends \
+        every operation to dc2's nodes only, where LOCAL_QUORUM is counted. Without --dcs and --racks \
+        the cluster is one datacenter (datacenter1, rack1) with SimpleSnitch.\n\n\
+        Example: two datacenters of two nodes, each node in its own rack, on 127.0.11.1–4:\n  \
+        cqlbench cluster up --dcs 2 --nodes 2 --racks 2 --base-ip 127.0.11.1 --heap 768M\n  \
+        cqlbench cluster status                 # DC and rack of every node, as the node reports them\n  \
+        cqlbench run KeyValue --rate 1000 -d 1m --dc dc2 --cl LOCAL_QUORUM"
     )]
     Up(UpArgs),
     /// Show every node: process, CQL, ring ownership, collector
@@ -65,9 +81,15 @@ struct NameArgs {
 struct UpArgs {
     #[command(flatten)]
     name: NameArgs,
-    /// Number of nodes
+    /// Number of nodes (per datacenter with --dcs)
     #[arg(long, short = 'n', default_value_t = 1)]
     nodes: usize,
+    /// Datacenters dc1…dcD of --nodes nodes each, on consecutive addresses (GossipingPropertyFileSnitch)
+    #[arg(long, value_name = "D")]
+    dcs: Option<usize>,
+    /// Racks rack1…rackR per datacenter; nodes are dealt round-robin over them [default: 1]
+    #[arg(long, value_name = "R")]
+    racks: Option<usize>,
     /// Cassandra version on Maven Central: 4.0.x, 4.1.x, 5.0.x or 6.0-alpha2
     #[arg(long = "cassandra", short = 'v', default_value = cqlbench_cluster::version::DEFAULT_CASSANDRA_VERSION)]
     cassandra: String,
@@ -223,9 +245,25 @@ fn spec_from(args: &UpArgs) -> Result<ClusterSpec> {
     let heap_bytes = cqlbench_units::parse_size(&args.heap).context("--heap")?;
     let start_timeout =
         cqlbench_units::parse_duration(&args.start_timeout).context("--start-timeout")?;
+    // Any datacenter option makes a GossipingPropertyFileSnitch cluster (dc1…, rack1…); without
+    // them the cluster stays the classic single-datacenter SimpleSnitch one.
+    let datacenters = (args.dcs.is_some() || args.racks.is_some()).then(|| Datacenters {
+        count: args.dcs.unwrap_or(1),
+        racks: args.racks.unwrap_or(1),
+    });
+    let nodes = match datacenters {
+        Some(layout) => args.nodes.checked_mul(layout.count).with_context(|| {
+            format!(
+                "--dcs {} × --nodes {}: far too many nodes",
+                layout.count, args.nodes
+            )
+        })?,
+        None => args.nodes,
+    };
     Ok(ClusterSpec {
         name: args.name.name.clone(),
-        nodes: args.nodes,
+        nodes,
+        datacenters,
         cassandra_version: args.cassandra.clone(),
         jdk: match &args.jdk {
             Some(jdk) => JdkChoice::parse(jdk)?,
@@ -293,6 +331,17 @@ fn cmd_up(home: &Home, args: UpArgs) -> Result<()> {
             .join(","),
         started.elapsed().as_secs_f64()
     );
+    if spec.datacenters.is_some() {
+        for dc in 1..=spec.dc_count() {
+            let members: Vec<String> = state
+                .nodes
+                .iter()
+                .filter(|n| spec.placement(n.index).map(|p| p.dc) == Some(dc))
+                .map(|n| format!("{} {}", n.address, n.rack.as_deref().unwrap_or("?")))
+                .collect();
+            println!("  dc{dc}: {}", members.join(", "));
+        }
+    }
     if let Some(shim) = &state.security_manager_shim {
         println!("compatibility shim: {}", shim.describe());
     }
@@ -318,14 +367,16 @@ fn cmd_status(home: &Home, args: StatusArgs) -> Result<()> {
         println!("compatibility shim: {}", shim.describe());
     }
     println!(
-        "{:<5} {:<15} {:<7} {:<8} {:<4} {:>7}  {:<22} JMX",
-        "node", "address", "process", "pid", "cql", "owns", "collector"
+        "{:<5} {:<15} {:<12} {:<8} {:<7} {:<8} {:<4} {:>7}  {:<22} JMX",
+        "node", "address", "dc", "rack", "process", "pid", "cql", "owns", "collector"
     );
     for node in &status.nodes {
         println!(
-            "{:<5} {:<15} {:<7} {:<8} {:<4} {:>7}  {:<22} {}",
+            "{:<5} {:<15} {:<12} {:<8} {:<7} {:<8} {:<4} {:>7}  {:<22} {}",
             node.index,
             node.address,
+            node.datacenter.as_deref().unwrap_or("?"),
+            node.rack.as_deref().unwrap_or("?"),
             node.process,
             node.pid
                 .map(|p| p.to_string())
