@@ -428,12 +428,11 @@ fn job(
     ];
     let mut annotations = serde_json::Map::new();
     annotations.insert("cqlbench.io/config".into(), json!(config_name));
-    let out_dir;
-    if populate {
+    let out_dir = if populate {
         args.extend(load.args.iter().cloned());
         // The campaign's populate step: the rows, then a one-operation measured phase.
         args.extend(["-n".into(), "1".into()]);
-        out_dir = format!("{RESULTS_MOUNT}/{cluster}/populate");
+        format!("{RESULTS_MOUNT}/{cluster}/populate")
     } else {
         args.extend(args_without_populate(&load.args));
         if let Some(duration) = cell.duration {
@@ -473,11 +472,11 @@ fn job(
             "--start-at".into(),
             "$(CQLBENCH_START_AT)".into(),
         ]);
-        out_dir = format!(
+        format!(
             "{RESULTS_MOUNT}/{cluster}/{}/client-$(JOB_COMPLETION_INDEX)",
             cell.name
-        );
-    }
+        )
+    };
     args.extend([
         "--host".into(),
         format!("{cluster}-{}-service", k8s.datacenter),
