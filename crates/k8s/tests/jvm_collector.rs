@@ -1,5 +1,6 @@
-//! The collector options rendered for K8ssandra, started on a real JDK 17 the way Cassandra 5.0 starts
-//! them: after its jvm17-server.options, which selects G1. This is what `jvmOptions.gc` cannot do on 5.0.
+//! The collector options rendered for K8ssandra, started on a real JDK the way Cassandra starts them: after
+//! the JDK-specific options file, which selects G1 on 5.0/JDK 17 (what `jvmOptions.gc` cannot change there)
+//! and CMS on 4.x/JDK 11 (Cassandra's own jvm11-server.options).
 
 use std::path::Path;
 use std::process::Command;
@@ -8,12 +9,23 @@ use cqlbench_cluster::{jdk, Home, JdkChoice};
 
 /// Cassandra 5.0's jvm17-server.options selects G1 (K8ssandra's `gc` field does not change it there).
 const CASSANDRA_50_DEFAULT: &str = "-XX:+UseG1GC";
+/// Cassandra 4.x's jvm11-server.options selects CMS.
+const CASSANDRA_4X_DEFAULT: &str = "-XX:+UseConcMarkSweepGC";
 
-fn rendered_options() -> Vec<(String, Vec<String>)> {
+/// The example plan, on `cassandra` instead of its 5.0.9: the JDK K8ssandra's image runs and, per
+/// configuration, its name and rendered `additionalOptions`.
+fn rendered_options(cassandra: &str) -> (u32, Vec<(String, Vec<String>)>) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/k8s-gc.toml");
-    let plan = cqlbench_k8s::load_plan(&example).unwrap();
+    let text = std::fs::read_to_string(&example).unwrap();
+    assert!(text.contains("cassandra = \"5.0.9\""));
+    let text = text.replace(
+        "cassandra = \"5.0.9\"",
+        &format!("cassandra = {cassandra:?}"),
+    );
+    let plan = cqlbench_k8s::parse_plan("k8s-gc.toml", &text).unwrap();
+    let jdk = plan.jdk_majors[0];
     let manifests = cqlbench_k8s::render(&plan, &cqlbench_k8s::RenderOptions::default()).unwrap();
-    manifests
+    let all = manifests
         .iter()
         .filter(|m| m.object["kind"] == "K8ssandraCluster")
         .map(|m| {
@@ -30,7 +42,8 @@ fn rendered_options() -> Vec<(String, Vec<String>)> {
                 .collect();
             (config, options)
         })
-        .collect()
+        .collect::<Vec<_>>();
+    (jdk, all)
 }
 
 /// The rendered options with a small heap (this machine is shared) and the GC log in `dir` (no
@@ -53,27 +66,30 @@ fn runnable(options: &[String], dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A boolean flag's final value; a flag this JDK does not list (CMS on 17, experimental ones when not
+/// unlocked) is off.
 fn flag(output: &str, name: &str) -> bool {
-    let line = output
+    output
         .lines()
         .find(|l| l.split_whitespace().nth(1) == Some(name))
-        .unwrap_or_else(|| panic!("{name} in -XX:+PrintFlagsFinal"));
-    line.split_whitespace().nth(3) == Some("true")
+        .is_some_and(|line| line.split_whitespace().nth(3) == Some("true"))
 }
 
-#[test]
-fn rendered_options_select_the_collector_after_cassandra_50s_g1_default() {
+/// Starts `java` of JDK `major` with `default` (the options file's collector), then each configuration's
+/// rendered options, and checks the collector it runs and the GC log it writes.
+fn check_collectors(cassandra: &str, major: u32, default: &str) {
     let home = Home::from_env();
-    let jdk = jdk::resolve(&home, &JdkChoice::Major(17), 17, &mut |line| {
+    let jdk = jdk::resolve(&home, &JdkChoice::Major(major), major, &mut |line| {
         eprintln!("{line}")
     })
-    .expect("a JDK 17 (installed on demand)");
-    let all = rendered_options();
+    .unwrap_or_else(|e| panic!("a JDK {major} (installed on demand): {e}"));
+    let (image_jdk, all) = rendered_options(cassandra);
+    assert_eq!(image_jdk, major, "K8ssandra's image for {cassandra}");
     assert_eq!(all.len(), 3);
     for (config, options) in all {
         let dir = tempfile::tempdir().unwrap();
         let output = Command::new(jdk.java())
-            .arg(CASSANDRA_50_DEFAULT)
+            .arg(default)
             .args(runnable(&options, dir.path()))
             .args(["-XX:+PrintFlagsFinal", "-version"])
             .output()
@@ -81,30 +97,37 @@ fn rendered_options_select_the_collector_after_cassandra_50s_g1_default() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
-            "{config}: the JVM refused {options:?}: {}",
+            "{config} on {cassandra}: the JVM refused {options:?}: {stdout}{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let (g1, shenandoah, zgc) = (
-            flag(&stdout, "UseG1GC"),
-            flag(&stdout, "UseShenandoahGC"),
-            flag(&stdout, "UseZGC"),
-        );
-        let expected = match config.as_str() {
-            "G1 jdk17" => (true, false, false),
-            "Shenandoah jdk17" => (false, true, false),
-            "ZGC jdk17" => (false, false, true),
-            other => panic!("unexpected configuration {other}"),
+        let selected: Vec<&str> = ["UseG1GC", "UseShenandoahGC", "UseZGC", "UseConcMarkSweepGC"]
+            .into_iter()
+            .filter(|name| flag(&stdout, name))
+            .collect();
+        let (expected, using) = match config.split_whitespace().next() {
+            Some("G1") => ("UseG1GC", "Using G1"),
+            Some("Shenandoah") => ("UseShenandoahGC", "Using Shenandoah"),
+            Some("ZGC") => ("UseZGC", "Using The Z Garbage Collector"),
+            other => panic!("unexpected configuration {other:?}"),
         };
-        assert_eq!((g1, shenandoah, zgc), expected, "{config}");
+        assert_eq!(selected, [expected], "{config} on {cassandra}");
         // The GC log (with safepoints) is written where the rendered flag says.
         let log = std::fs::read_to_string(dir.path().join("gc.log")).unwrap_or_default();
-        let using = match expected {
-            (true, _, _) => "Using G1",
-            (_, true, _) => "Using Shenandoah",
-            _ => "Using The Z Garbage Collector",
-        };
-        assert!(log.contains(using), "{config}: gc.log: {log}");
+        assert!(
+            log.contains(using),
+            "{config} on {cassandra}: gc.log: {log}"
+        );
     }
+}
+
+#[test]
+fn rendered_options_select_the_collector_after_cassandra_50s_g1_default() {
+    check_collectors("5.0.9", 17, CASSANDRA_50_DEFAULT);
+}
+
+#[test]
+fn rendered_options_select_the_collector_after_cassandra_4xs_cms_default() {
+    check_collectors("4.1.9", 11, CASSANDRA_4X_DEFAULT);
 }
 
 /// Without the rendered `-XX:-UseG1GC`, Cassandra 5.0's default G1 plus a second collector stops the JVM:
