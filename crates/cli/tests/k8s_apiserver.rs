@@ -5,8 +5,12 @@
 //! manifests are what the API accepts, not what a cluster does with them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Instant;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Each test starts its own API server on the same ports: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -106,22 +110,27 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+fn render_example(out: &Path) {
+    let render = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(["k8s", "render"])
+        .arg(repo().join("examples/k8s-gc.toml"))
+        .arg("-o")
+        .arg(out)
+        .args(["--start-at", "2026-11-23T09:00:00Z"])
+        .output()
+        .unwrap();
+    assert!(render.status.success(), "render: {}", text(&render));
+}
+
 #[test]
 fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
     let work = tempfile::tempdir().unwrap();
     let server = Server::start(&work.path().join("apiserver"));
 
     let out = work.path().join("manifests");
-    let render = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args(["k8s", "render"])
-        .arg(repo().join("examples/k8s-gc.toml"))
-        .arg("-o")
-        .arg(&out)
-        .args(["--start-at", "2026-11-23T09:00:00Z"])
-        .output()
-        .unwrap();
-    assert!(render.status.success(), "render: {}", text(&render));
+    render_example(&out);
     let files = yaml_files(&out);
     assert_eq!(
         files.len(),
@@ -223,4 +232,127 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
         "k8s_apiserver: test done in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// `cqlbench k8s delete` through kube-rs: every object of the plan goes, Jobs and clusters and the results
+/// claim; objects held by finalizers are waited for, and named when the wait runs out. The test plays the
+/// operator (its finalizer on a K8ssandraCluster) and kube-controller-manager (the claim's pvc-protection),
+/// neither of which runs here.
+#[test]
+fn delete_removes_every_object_and_waits_for_finalizers() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(&work.path().join("apiserver"));
+    let kubeconfig = server.dir.join("kubeconfig").display().to_string();
+    let out = work.path().join("manifests");
+    render_example(&out);
+    let namespace = out.join("00-namespace.yaml").display().to_string();
+    let applied = server.kubectl(&["apply", "--server-side", "-f", &namespace]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let all = out.display().to_string();
+    let applied = server.kubectl(&["apply", "--server-side", "-R", "-f", &all]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let objects = || {
+        let listed = server.kubectl(&[
+            "get",
+            "jobs,k8ssandraclusters,pvc",
+            "-n",
+            "cqlbench",
+            "-o",
+            "name",
+        ]);
+        assert!(listed.status.success(), "{}", text(&listed));
+        let mut names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        objects().len(),
+        13,
+        "9 Jobs, 3 clusters, 1 claim: {:?}",
+        objects()
+    );
+    let patched = server.kubectl(&[
+        "patch",
+        "k8ssandracluster",
+        "k8s-gc-2",
+        "-n",
+        "cqlbench",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["cqlbench.io/test-operator"]}}"#,
+    ]);
+    assert!(patched.status.success(), "{}", text(&patched));
+    let delete = |timeout: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
+        command
+            .args(["k8s", "delete"])
+            .arg(repo().join("examples/k8s-gc.toml"))
+            .args(["--kubeconfig", &kubeconfig, "--timeout", timeout]);
+        command
+    };
+
+    // Nobody removes the finalizers: delete gives up after its timeout, naming what is left and why.
+    let first = delete("2s").output().unwrap();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "{}", text(&first));
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("still there after 2 s")
+            && errors[0].contains(
+                "K8ssandraCluster cqlbench/k8s-gc-2 (finalizers: cqlbench.io/test-operator)"
+            )
+            && errors[0].contains(
+                "PersistentVolumeClaim cqlbench/cqlbench-results (finalizers: kubernetes.io/pvc-protection)"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(
+        objects(),
+        [
+            "k8ssandracluster.k8ssandra.io/k8s-gc-2",
+            "persistentvolumeclaim/cqlbench-results"
+        ]
+    );
+
+    // Again, and while it waits the "operator" and the "controller" let go.
+    let mut second = delete("60s")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        second.try_wait().unwrap().is_none(),
+        "delete stopped waiting while finalizers held"
+    );
+    for (kind, name) in [
+        ("k8ssandracluster", "k8s-gc-2"),
+        ("pvc", "cqlbench-results"),
+    ] {
+        let released = server.kubectl(&[
+            "patch",
+            kind,
+            name,
+            "-n",
+            "cqlbench",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ]);
+        assert!(released.status.success(), "{}", text(&released));
+    }
+    let second = second.wait_with_output().unwrap();
+    assert!(second.status.success(), "{}", text(&second));
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout).trim(),
+        "deleted 2 object(s); 11 did not exist (namespace cqlbench kept)"
+    );
+    assert!(objects().is_empty(), "{:?}", objects());
+    let namespace = server.kubectl(&["get", "namespace", "cqlbench", "-o", "name"]);
+    assert!(namespace.status.success(), "{}", text(&namespace));
 }

@@ -20,6 +20,10 @@ pub enum K8sError {
     #[error("{0}")]
     Invalid(String),
 
+    /// The Kubernetes API refused or failed a request, or objects outlived the wait.
+    #[error("{0}")]
+    Kube(String),
+
     #[error("{context}: {source}")]
     Io {
         context: String,

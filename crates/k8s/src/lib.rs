@@ -12,6 +12,7 @@
 //! # Ok::<(), cqlbench_k8s::K8sError>(())
 //! ```
 
+pub mod delete;
 pub mod error;
 pub mod names;
 pub mod plan;

@@ -46,6 +46,24 @@ pub struct K8sArgs {
 enum K8sCommand {
     /// Write a plan's Kubernetes manifests (K8ssandraClusters, load Jobs) to a directory
     Render(RenderArgs),
+    /// Delete what a plan's manifests create (Jobs, K8ssandraClusters, the results volume) and wait until
+    /// it is gone; the namespace is kept
+    Delete(DeleteArgs),
+}
+
+#[derive(Debug, Args)]
+struct DeleteArgs {
+    /// The plan (TOML) whose objects to delete
+    #[arg(value_name = "PLAN.toml")]
+    plan: PathBuf,
+
+    /// Kubeconfig file [default: KUBECONFIG, ~/.kube/config, or the pod's service account]
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+
+    /// How long to wait for everything to be gone (the operator tears a cluster down first)
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    timeout: String,
 }
 
 #[derive(Debug, Args)]
@@ -67,7 +85,29 @@ struct RenderArgs {
 pub fn execute(args: K8sArgs) -> Result<()> {
     match args.command {
         K8sCommand::Render(args) => render(args),
+        K8sCommand::Delete(args) => delete(args),
     }
+}
+
+fn delete(args: DeleteArgs) -> Result<()> {
+    let timeout = cqlbench_units::parse_duration(&args.timeout)
+        .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let plan = cqlbench_k8s::load_plan(&args.plan)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(async {
+        let client = cqlbench_k8s::delete::client(args.kubeconfig.as_deref()).await?;
+        let mut progress = |line: &str| eprintln!("{line}");
+        cqlbench_k8s::delete::delete(&client, &plan, timeout, &mut progress).await
+    })?;
+    println!(
+        "deleted {} object(s); {} did not exist (namespace {} kept)",
+        outcome.deleted.len(),
+        outcome.absent.len(),
+        plan.k8s.namespace
+    );
+    Ok(())
 }
 
 fn render(args: RenderArgs) -> Result<()> {
