@@ -27,5 +27,5 @@ mod runner;
 pub mod tables;
 
 pub use error::CampaignError;
-pub use plan::{load_plan, parse_plan, ConfigPlan, LoadPlan, Plan, RateMode};
+pub use plan::{load_plan, parse_plan, parse_plan_with_k8s, ConfigPlan, LoadPlan, Plan, RateMode};
 pub use runner::{meets_slo, next_cell, run, slo_capacity, Outcome, PLAN_FILE};

@@ -128,6 +128,8 @@ struct RawPlan {
     load: Option<Spanned<RawLoad>>,
     sweep: Option<Spanned<RawSweep>>,
     slo: Option<Spanned<RawSlo>>,
+    /// Read by `cqlbench k8s` (the crate `cqlbench-k8s`); a local campaign refuses it.
+    k8s: Option<Spanned<toml::Value>>,
 }
 
 /// What every configuration shares; `[[config]]` tables override it. (The JVM keys are repeated in
@@ -293,10 +295,27 @@ pub fn load_plan(path: &Path) -> Result<Plan, CampaignError> {
     parse_plan(&path.display().to_string(), &text)
 }
 
-/// Parses and checks plan text; `path` only labels the errors.
+/// Parses and checks plan text; `path` only labels the errors. A `[k8s]` table is refused: local
+/// campaigns start their own clusters.
 pub fn parse_plan(path: &str, text: &str) -> Result<Plan, CampaignError> {
+    parse(path, text, false)
+}
+
+/// Like [`parse_plan`], but a `[k8s]` table is allowed (and left to its reader, `cqlbench k8s`).
+pub fn parse_plan_with_k8s(path: &str, text: &str) -> Result<Plan, CampaignError> {
+    parse(path, text, true)
+}
+
+fn parse(path: &str, text: &str, k8s_allowed: bool) -> Result<Plan, CampaignError> {
     let at = Locator { path, text };
     let raw: RawPlan = toml::from_str(text).map_err(|e| at.syntax(&e))?;
+    if let (Some(k8s), false) = (&raw.k8s, k8s_allowed) {
+        return Err(at.error(
+            k8s.span(),
+            "[k8s]",
+            "a [k8s] table is for `cqlbench k8s render`; a local campaign starts its own clusters",
+        ));
+    }
     let cluster = raw.cluster.unwrap_or_default();
     let Some(configs) = raw.config else {
         return Err(at.error(
@@ -925,6 +944,9 @@ duration = "30m"
         assert!(error_of(&none).contains("`rates`"));
         let both = format!("{GOOD}\n[sweep]\nfractions = [0.35]\n");
         assert!(error_of(&both).contains("alternatives"));
+        let k8s = format!("{GOOD}\n[k8s]\nnamespace = \"bench\"\n");
+        assert!(error_of(&k8s).contains("`[k8s]`"), "{}", error_of(&k8s));
+        assert!(parse_plan_with_k8s("p.toml", &k8s).is_ok());
     }
 
     #[test]

@@ -22,6 +22,7 @@ use clap::{Parser, Subcommand};
         cqlbench run BasicTimeSeries -d 1m --rate 2000\n  \
         cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log\n  \
         cqlbench campaign examples/seed-000-one-machine.toml --dry-run\n  \
+        cqlbench k8s render examples/k8s-gc.toml -o k8s-gc\n  \
         cqlbench report results/gc-comparison"
 )]
 struct Cli {
@@ -41,6 +42,8 @@ enum Command {
     Gc(cmd::gc::GcArgs),
     /// Run a plan of cluster configurations x rates, cell by cell, resumable; ends with the seed tables
     Campaign(cmd::campaign::CampaignArgs),
+    /// Kubernetes through K8ssandra: render a plan as K8ssandraClusters and load Jobs
+    K8s(cmd::k8s::K8sArgs),
     /// Tables and charts (Markdown, self-contained HTML) from result directories
     Report(cmd::report::ReportArgs),
     /// Is the difference between two runs real? Figures with confidence intervals
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Workloads(args) => cmd::run::list_workloads(args),
         Command::Gc(args) => cmd::gc::execute(args),
         Command::Campaign(args) => cmd::campaign::execute(args),
+        Command::K8s(args) => cmd::k8s::execute(args),
         Command::Report(args) => cmd::report::execute(args),
         Command::Compare(args) => cmd::report::compare(args),
     };

@@ -3,5 +3,6 @@
 pub mod campaign;
 pub mod cluster;
 pub mod gc;
+pub mod k8s;
 pub mod report;
 pub mod run;

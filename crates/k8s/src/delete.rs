@@ -1,0 +1,170 @@
+//! `cqlbench k8s delete`: removes what a plan's manifests create (load Jobs with their pods, the
+//! K8ssandraClusters, the results volume) through the Kubernetes API, and waits until each is gone. The
+//! namespace is kept: it may hold other things.
+
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DeleteParams, DynamicObject, PropagationPolicy};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::Client;
+
+use crate::error::K8sError;
+use crate::plan::K8sPlan;
+use crate::render::{render, Manifest, RenderOptions};
+
+/// One object the plan's manifests name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+/// What `delete` did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Deleted {
+    /// Objects that existed and are gone now.
+    pub deleted: Vec<String>,
+    /// Objects that did not exist.
+    pub absent: Vec<String>,
+}
+
+/// The namespaced objects of a plan in deletion order: Jobs first (nothing should load a cluster that is
+/// going away), then the K8ssandraClusters, then the results volume.
+pub fn objects(plan: &K8sPlan) -> Result<Vec<ObjectRef>, K8sError> {
+    let manifests = render(plan, &RenderOptions::default())?;
+    let rank = |kind: &str| match kind {
+        "Job" => 0,
+        "K8ssandraCluster" => 1,
+        _ => 2,
+    };
+    let mut objects: Vec<ObjectRef> = manifests
+        .iter()
+        .filter(|m| m.object["kind"] != "Namespace")
+        .map(object_ref)
+        .collect();
+    objects.sort_by_key(|o| rank(&o.kind));
+    Ok(objects)
+}
+
+fn object_ref(manifest: &Manifest) -> ObjectRef {
+    let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_string();
+    let object = &manifest.object;
+    ObjectRef {
+        api_version: text(&object["apiVersion"]),
+        kind: text(&object["kind"]),
+        namespace: text(&object["metadata"]["namespace"]),
+        name: text(&object["metadata"]["name"]),
+    }
+}
+
+fn api(client: &Client, object: &ObjectRef) -> Api<DynamicObject> {
+    let (group, version) = object
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", object.api_version.as_str()));
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, &object.kind));
+    Api::namespaced_with(client.clone(), &object.namespace, &resource)
+}
+
+fn kube_error(object: &ObjectRef, what: &str, source: kube::Error) -> K8sError {
+    let message = match &source {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => other.to_string(),
+    };
+    K8sError::Kube(format!("{what} {object}: {message}").replace('\n', " "))
+}
+
+/// Deletes every object of the plan (Jobs with background propagation, so their pods go too) and waits up
+/// to `timeout` until all are gone. Objects held by finalizers (the operator's on a K8ssandraCluster, the
+/// volume protection on a claim still mounted) are waited for; past `timeout` the error names each one
+/// left and its finalizers.
+pub async fn delete(
+    client: &Client,
+    plan: &K8sPlan,
+    timeout: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Deleted, K8sError> {
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..DeleteParams::default()
+    };
+    let mut outcome = Deleted::default();
+    let mut pending = Vec::new();
+    for object in objects(plan)? {
+        let api = api(client, &object);
+        match api.delete(&object.name, &params).await {
+            Ok(_) => {
+                progress(&format!("deleting {object}"));
+                pending.push(object);
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                outcome.absent.push(object.to_string());
+            }
+            Err(error) => return Err(kube_error(&object, "deleting", error)),
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut left = Vec::new();
+        for object in pending {
+            match api(client, &object).get_opt(&object.name).await {
+                Ok(None) => {
+                    progress(&format!("deleted {object}"));
+                    outcome.deleted.push(object.to_string());
+                }
+                Ok(Some(found)) => {
+                    left.push((object, found.metadata.finalizers.unwrap_or_default()))
+                }
+                Err(error) => return Err(kube_error(&object, "reading", error)),
+            }
+        }
+        if left.is_empty() {
+            return Ok(outcome);
+        }
+        if Instant::now() >= deadline {
+            let held: Vec<String> = left
+                .iter()
+                .map(|(object, finalizers)| {
+                    if finalizers.is_empty() {
+                        object.to_string()
+                    } else {
+                        format!("{object} (finalizers: {})", finalizers.join(", "))
+                    }
+                })
+                .collect();
+            return Err(K8sError::Kube(format!(
+                "still there after {} s: {}",
+                timeout.as_secs(),
+                held.join("; ")
+            )));
+        }
+        pending = left.into_iter().map(|(object, _)| object).collect();
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// A client from a kubeconfig file, or from the usual places (`KUBECONFIG`, ~/.kube/config, in-cluster).
+pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, K8sError> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                K8sError::Kube(format!("reading kubeconfig {}: {e}", path.display()))
+            })?;
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| K8sError::Kube(format!("kubeconfig {}: {e}", path.display())))?
+        }
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| K8sError::Kube(format!("no Kubernetes configuration: {e}")))?,
+    };
+    Client::try_from(config).map_err(|e| K8sError::Kube(format!("Kubernetes client: {e}")))
+}

@@ -1,0 +1,33 @@
+//! Everything that can stop a render, each as one line.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum K8sError {
+    /// A plan that cannot be rendered, found before anything is written.
+    #[error("{path}, line {line}, `{key}`: {message}")]
+    Plan {
+        path: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+
+    /// The campaign part of the plan ([cluster], [[config]], [load], [sweep], [slo]).
+    #[error(transparent)]
+    Campaign(#[from] cqlbench_campaign::CampaignError),
+
+    #[error("{0}")]
+    Invalid(String),
+
+    /// The Kubernetes API refused or failed a request, or objects outlived the wait.
+    #[error("{0}")]
+    Kube(String),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}

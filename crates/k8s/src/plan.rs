@@ -1,0 +1,506 @@
+//! A campaign plan plus its `[k8s]` table, checked as a whole before anything is written. Every error is
+//! one line naming the file, the line and the key.
+
+use std::ops::Range;
+use std::path::Path;
+
+use cqlbench_campaign::{ConfigPlan, Plan};
+use cqlbench_cluster::JdkChoice;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::K8sError;
+use crate::names::{is_dns1123_label, is_dns1123_subdomain, is_label_value, to_label};
+use crate::quantity::{parse_bytes, parse_millicores};
+
+/// The plan's `[k8s]` table, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct K8sSettings {
+    /// Namespace of every rendered object (a DNS-1123 label).
+    pub namespace: String,
+    /// StorageClass of the Cassandra data volumes (a DNS-1123 subdomain).
+    pub storage_class: String,
+    /// Size of each node's data volume, e.g. "100Gi".
+    pub storage_size: String,
+    /// CPU of each Cassandra pod (requests = limits), e.g. "4".
+    pub cpu: String,
+    /// Memory of each Cassandra pod (requests = limits), e.g. "16Gi".
+    pub memory: String,
+    pub memory_bytes: u64,
+    /// One rack per zone, pinned with `topology.kubernetes.io/zone` (empty: one rack, no pinning).
+    pub zones: Vec<String>,
+    /// The datacenter's name [default: dc1].
+    pub datacenter: String,
+    /// Load-generator pods per cell (the Indexed Job's completions and parallelism).
+    pub client_pods: u32,
+    pub client_cpu: String,
+    pub client_memory: String,
+    /// The cqlbench container image the Jobs run (see the repository's Dockerfile).
+    pub image: String,
+    /// StorageClass of the results volume, which every client pod mounts (ReadWriteMany)
+    /// [default: the cluster's default class].
+    pub results_storage_class: Option<String>,
+    pub results_size: String,
+}
+
+/// A checked plan ready to render.
+#[derive(Debug, Clone)]
+pub struct K8sPlan {
+    pub plan: Plan,
+    pub k8s: K8sSettings,
+    /// Per configuration (same order as `plan.configs`): the K8ssandraCluster's name.
+    pub cluster_names: Vec<String>,
+    /// Per configuration: the JDK major the operator's image runs for its Cassandra version.
+    pub jdk_majors: Vec<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct OnlyK8s {
+    k8s: Option<Spanned<RawK8s>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawK8s {
+    namespace: Spanned<String>,
+    storage_class: Spanned<String>,
+    storage_size: Spanned<String>,
+    cpu: Spanned<String>,
+    memory: Spanned<String>,
+    #[serde(default)]
+    zones: Option<Spanned<Vec<String>>>,
+    datacenter: Option<Spanned<String>>,
+    client_pods: Spanned<u32>,
+    client_cpu: Option<Spanned<String>>,
+    client_memory: Option<Spanned<String>>,
+    image: Spanned<String>,
+    results_storage_class: Option<Spanned<String>>,
+    results_size: Option<Spanned<String>>,
+}
+
+struct Locator<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> K8sError {
+        let line = self.text[..span.start.min(self.text.len())]
+            .bytes()
+            .filter(|b| *b == b'\n')
+            .count()
+            + 1;
+        K8sError::Plan {
+            path: self.path.to_string(),
+            line,
+            key: key.to_string(),
+            message: message
+                .into()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// Reads and checks a plan file.
+pub fn load_plan(path: &Path) -> Result<K8sPlan, K8sError> {
+    let text = std::fs::read_to_string(path).map_err(|source| K8sError::Io {
+        context: format!("reading plan {}", path.display()),
+        source,
+    })?;
+    parse_plan(&path.display().to_string(), &text)
+}
+
+/// Parses and checks plan text; `path` labels the errors and names the clusters (as for a campaign).
+pub fn parse_plan(path: &str, text: &str) -> Result<K8sPlan, K8sError> {
+    let plan = cqlbench_campaign::parse_plan_with_k8s(path, text)?;
+    let at = Locator { path, text };
+    let raw: OnlyK8s = toml::from_str(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let key = e
+            .message()
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or("[k8s]")
+            .to_string();
+        at.error(span, &key, format!("in [k8s]: {}", e.message()))
+    })?;
+    let Some(raw) = raw.k8s else {
+        return Err(at.error(
+            0..0,
+            "[k8s]",
+            "the plan has no [k8s] table (namespace, storage-class, storage-size, cpu, memory, client-pods, image)",
+        ));
+    };
+    let k8s = check_k8s(&at, raw.into_inner())?;
+    if let cqlbench_campaign::RateMode::Slo { .. } = plan.load.mode {
+        return Err(at.error(
+            0..0,
+            "[slo]",
+            "an [slo] bisection chooses each probe from the last one's result, which fixed manifests cannot hold: use rates or [sweep]",
+        ));
+    }
+    let mut cluster_names = Vec::new();
+    let mut jdk_majors = Vec::new();
+    for config in &plan.configs {
+        let name = cluster_name(&at, config)?;
+        if let Some(index) = cluster_names.iter().position(|n| n == &name) {
+            return Err(at.error(
+                0..0,
+                "name",
+                format!(
+                    "configurations {:?} and {:?} both become K8ssandraCluster {name:?}",
+                    plan.configs[index].name, config.name
+                ),
+            ));
+        }
+        jdk_majors.push(check_config(&at, text, config, &k8s)?);
+        cluster_names.push(name);
+    }
+    Ok(K8sPlan {
+        plan,
+        k8s,
+        cluster_names,
+        jdk_majors,
+    })
+}
+
+fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
+    let namespace = raw.namespace.get_ref().clone();
+    if !is_dns1123_label(&namespace) {
+        return Err(at.error(
+            raw.namespace.span(),
+            "namespace",
+            format!("{namespace:?} is not a DNS-1123 label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)"),
+        ));
+    }
+    let storage_class = raw.storage_class.get_ref().clone();
+    if !is_dns1123_subdomain(&storage_class) {
+        return Err(at.error(
+            raw.storage_class.span(),
+            "storage-class",
+            format!("{storage_class:?} is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')"),
+        ));
+    }
+    let results_storage_class = match &raw.results_storage_class {
+        Some(class) if !is_dns1123_subdomain(class.get_ref()) => {
+            return Err(at.error(
+                class.span(),
+                "results-storage-class",
+                format!(
+                    "{:?} is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')",
+                    class.get_ref()
+                ),
+            ))
+        }
+        other => other.as_ref().map(|c| c.get_ref().clone()),
+    };
+    let size = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
+        parse_bytes(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
+    };
+    let cpu = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
+        parse_millicores(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
+    };
+    size(&raw.storage_size, "storage-size")?;
+    let memory_bytes = size(&raw.memory, "memory")?;
+    cpu(&raw.cpu, "cpu")?;
+    let client_cpu = match &raw.client_cpu {
+        Some(value) => cpu(value, "client-cpu").map(|_| value.get_ref().clone())?,
+        None => "1".to_string(),
+    };
+    let client_memory = match &raw.client_memory {
+        Some(value) => size(value, "client-memory").map(|_| value.get_ref().clone())?,
+        None => "1Gi".to_string(),
+    };
+    let results_size = match &raw.results_size {
+        Some(value) => size(value, "results-size").map(|_| value.get_ref().clone())?,
+        None => "10Gi".to_string(),
+    };
+    let zones = raw
+        .zones
+        .as_ref()
+        .map_or_else(Vec::new, |z| z.get_ref().clone());
+    if let Some(spanned) = &raw.zones {
+        if let Some(bad) = zones.iter().find(|z| z.is_empty() || !is_label_value(z)) {
+            return Err(at.error(
+                spanned.span(),
+                "zones",
+                format!(
+                    "zone {bad:?} is not a Kubernetes label value (letters, digits, '-', '_', '.')"
+                ),
+            ));
+        }
+        if let Some(dup) = zones
+            .iter()
+            .enumerate()
+            .find(|(i, z)| zones[..*i].contains(*z))
+        {
+            return Err(at.error(
+                spanned.span(),
+                "zones",
+                format!("zone {:?} is listed twice", dup.1),
+            ));
+        }
+    }
+    let datacenter = raw
+        .datacenter
+        .as_ref()
+        .map_or("dc1".to_string(), |d| d.get_ref().clone());
+    if !is_dns1123_label(&datacenter) || datacenter.len() > 20 {
+        let span = raw.datacenter.as_ref().map_or(0..0, Spanned::span);
+        return Err(at.error(
+            span,
+            "datacenter",
+            format!("{datacenter:?} is not a DNS-1123 label of at most 20 characters (it is part of the pods' names)"),
+        ));
+    }
+    let client_pods = *raw.client_pods.get_ref();
+    if client_pods == 0 || client_pods > 1000 {
+        return Err(at.error(
+            raw.client_pods.span(),
+            "client-pods",
+            format!("{client_pods} client pods: choose 1 to 1000"),
+        ));
+    }
+    let image = raw.image.get_ref().trim().to_string();
+    if image.is_empty() || image.chars().any(|c| c.is_whitespace()) {
+        return Err(at.error(raw.image.span(), "image", "the cqlbench image needs a name without spaces, e.g. \"registry.example/cqlbench:0.1.0\""));
+    }
+    Ok(K8sSettings {
+        namespace,
+        storage_class,
+        storage_size: raw.storage_size.into_inner(),
+        cpu: raw.cpu.into_inner(),
+        memory: raw.memory.get_ref().clone(),
+        memory_bytes,
+        zones,
+        datacenter,
+        client_pods,
+        client_cpu,
+        client_memory,
+        image,
+        results_storage_class,
+        results_size,
+    })
+}
+
+/// The K8ssandraCluster's name: the configuration's cluster name (`<plan>-<n>`) as a DNS-1123 label, short
+/// enough for the operator's derived names (`<cluster>-<dc>-<rack>-sts-<n>`, `<cluster>-<dc>-service`).
+fn cluster_name(at: &Locator, config: &ConfigPlan) -> Result<String, K8sError> {
+    let name = to_label(&config.spec.name);
+    if name.is_empty() || name.len() > 30 || !is_dns1123_label(&name) {
+        return Err(at.error(
+            0..0,
+            "name",
+            format!(
+                "configuration {:?}: cluster name {:?} cannot become a Kubernetes name of at most 30 characters: set [cluster] name = \"…\" (letters, digits, '-')",
+                config.name, config.spec.name
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+/// Checks what depends on both a configuration and `[k8s]`; returns the JDK major its pods run.
+fn check_config(
+    at: &Locator,
+    text: &str,
+    config: &ConfigPlan,
+    k8s: &K8sSettings,
+) -> Result<u32, K8sError> {
+    let spec = &config.spec;
+    let line_of = |key: &str| -> Range<usize> {
+        // The [k8s] key's own line when it is there, else the top of the file.
+        let needle = format!("\n{key}");
+        text.find(&needle).map_or(0..0, |i| i + 1..i + 1)
+    };
+    let version = spec
+        .version()
+        .map_err(|e| at.error(0..0, "cassandra", e.to_string()))?;
+    // The operator's image for a Cassandra version decides the JDK; cqlbench cannot choose another there.
+    let image_jdk = version.default_jdk();
+    match &spec.jdk {
+        JdkChoice::Auto => {}
+        JdkChoice::Major(major) if *major == image_jdk => {}
+        other => {
+            let asked = match other {
+                JdkChoice::Major(major) => major.to_string(),
+                JdkChoice::Path(path) => format!("{:?}", path.display().to_string()),
+                JdkChoice::Auto => "auto".to_string(),
+            };
+            return Err(at.error(
+                line_of("jdk"),
+                "jdk",
+                format!(
+                    "configuration {:?}: K8ssandra's image for Cassandra {} runs JDK {image_jdk}; jdk = {asked} cannot be honoured there (leave jdk out)",
+                    config.name, version.raw
+                ),
+            ));
+        }
+    }
+    if spec.heap_bytes >= k8s.memory_bytes {
+        return Err(at.error(
+            line_of("memory"),
+            "memory",
+            format!(
+                "configuration {:?}: heap {} does not fit the Cassandra pod's memory limit {} (the JVM needs memory beyond its heap too): raise memory or lower heap",
+                config.name,
+                cqlbench_units::format_jvm_size(spec.heap_bytes),
+                k8s.memory
+            ),
+        ));
+    }
+    if !k8s.zones.is_empty() && k8s.zones.len() > spec.nodes {
+        return Err(at.error(
+            line_of("zones"),
+            "zones",
+            format!(
+                "{} zones (one rack each) for {} nodes would leave racks empty",
+                k8s.zones.len(),
+                spec.nodes
+            ),
+        ));
+    }
+    cqlbench_cluster::gc::render(&spec.gc_settings(), image_jdk).map_err(|e| {
+        at.error(
+            line_of("gc"),
+            "gc",
+            format!("configuration {:?}: {e}", config.name),
+        )
+    })?;
+    Ok(image_jdk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) const GOOD: &str = r#"
+[cluster]
+nodes = 3
+cassandra = "5.0.9"
+heap = "8G"
+
+[[config]]
+name = "G1 jdk17"
+gc = "g1"
+
+[[config]]
+name = "ZGC jdk17"
+gc = "zgc"
+
+[load]
+workload = "Tabular"
+args = "-r 0.5 -t 4 -c 75 --populate 1000"
+duration = "10m"
+
+[sweep]
+fractions = [0.35]
+
+[k8s]
+namespace = "bench"
+storage-class = "premium-rwo"
+storage-size = "100Gi"
+cpu = "4"
+memory = "16Gi"
+zones = ["z1", "z2", "z3"]
+client-pods = 2
+image = "registry.example/cqlbench:0.1.0"
+"#;
+
+    fn error_of(text: &str) -> String {
+        let error = parse_plan("p.toml", text).unwrap_err().to_string();
+        assert!(!error.contains('\n'), "{error}");
+        error
+    }
+
+    #[test]
+    fn a_good_plan_names_clusters_after_the_file() {
+        let plan = parse_plan("k8s-gc.toml", GOOD).unwrap();
+        assert_eq!(plan.cluster_names, ["k8s-gc-1", "k8s-gc-2"]);
+        assert_eq!(
+            plan.jdk_majors,
+            [17, 17],
+            "K8ssandra's 5.0 image runs JDK 17"
+        );
+        assert_eq!(plan.k8s.memory_bytes, 16 << 30);
+        assert_eq!(plan.k8s.zones, ["z1", "z2", "z3"]);
+        assert_eq!(
+            (plan.k8s.datacenter.as_str(), plan.k8s.client_cpu.as_str()),
+            ("dc1", "1")
+        );
+    }
+
+    /// Each bad plan is refused with one line naming the line and the key.
+    #[test]
+    fn bad_plans_name_key_and_line() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("unknown GC", "gc = \"zgc\"", "gc = \"zgcc\"", "line 13, `gc`: unknown collector \"zgcc\""),
+            (
+                "heap above the memory limit",
+                "memory = \"16Gi\"",
+                "memory = \"8Gi\"",
+                "line 28, `memory`: configuration \"G1 jdk17\": heap 8G does not fit the Cassandra pod's memory limit 8Gi",
+            ),
+            (
+                "heap far above the memory limit",
+                "heap = \"8G\"",
+                "heap = \"32G\"",
+                "`memory`: configuration \"G1 jdk17\": heap 32G does not fit",
+            ),
+            (
+                "namespace not DNS-1123",
+                "namespace = \"bench\"",
+                "namespace = \"Bench_1\"",
+                "line 24, `namespace`: \"Bench_1\" is not a DNS-1123 label",
+            ),
+            (
+                "namespace too long",
+                "namespace = \"bench\"",
+                &format!("namespace = \"{}\"", "b".repeat(64)),
+                "line 24, `namespace`",
+            ),
+            (
+                "storage class not DNS-1123",
+                "storage-class = \"premium-rwo\"",
+                "storage-class = \"Premium RWO\"",
+                "line 25, `storage-class`: \"Premium RWO\" is not a DNS-1123 subdomain",
+            ),
+            (
+                "unknown key in [k8s]",
+                "cpu = \"4\"",
+                "cpu = \"4\"\nnode-pool = \"big\"",
+                "line 28, `node-pool`: in [k8s]: unknown field `node-pool`",
+            ),
+            ("bad memory quantity", "memory = \"16Gi\"", "memory = \"16GB\"", "line 28, `memory`"),
+            ("bad cpu", "cpu = \"4\"", "cpu = \"four\"", "line 27, `cpu`"),
+            ("zero client pods", "client-pods = 2", "client-pods = 0", "line 30, `client-pods`"),
+            ("zone not a label value", "\"z3\"", "\"z 3\"", "line 29, `zones`"),
+            ("more zones than nodes", "\"z3\"]", "\"z3\", \"z4\"]", "`zones`: 4 zones"),
+            (
+                "a JDK the image does not run",
+                "heap = \"8G\"",
+                "heap = \"8G\"\njdk = 21",
+                "`jdk`: configuration \"G1 jdk17\": K8ssandra's image for Cassandra 5.0.9 runs JDK 17",
+            ),
+            ("missing key", "image = \"registry.example/cqlbench:0.1.0\"\n", "", "missing field `image`"),
+        ];
+        for (what, from, to, expected) in cases {
+            assert!(GOOD.contains(from), "{what}");
+            let error = error_of(&GOOD.replacen(from, to, 1));
+            assert!(error.contains(expected), "{what}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_plan_without_k8s_or_with_slo_is_refused() {
+        let start = GOOD.find("[k8s]").unwrap();
+        assert!(error_of(&GOOD[..start]).contains("no [k8s] table"));
+        let slo = GOOD.replace(
+            "[sweep]\nfractions = [0.35]\n",
+            "[slo]\np99-ms = 10\nlow = 1000\nhigh = 9000\n",
+        );
+        assert!(error_of(&slo).contains("`[slo]`"), "{}", error_of(&slo));
+    }
+}

@@ -1,0 +1,540 @@
+//! The manifests: a Namespace, the results volume, and per configuration a K8ssandraCluster and one
+//! Indexed Job per cell. Files have stable names and sorted keys, so a plan always renders to the same bytes.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cqlbench_campaign::RateMode;
+use cqlbench_cluster::{ClusterSpec, Gc};
+use serde_json::{json, Value};
+
+use crate::error::K8sError;
+use crate::plan::K8sPlan;
+use crate::quantity::heap_quantity;
+
+/// Where every client pod mounts the results volume.
+pub const RESULTS_MOUNT: &str = "/results";
+/// The results volume's PersistentVolumeClaim.
+pub const RESULTS_CLAIM: &str = "cqlbench-results";
+/// The GC log of every Cassandra node: on the data volume (mounted at /var/lib/cassandra by cass-operator),
+/// so it survives restarts; a directory the JVM would have to create would stop it from starting.
+pub const GC_LOG: &str = "/var/lib/cassandra/gc.log";
+/// Pod-template annotation holding the wall-clock time all client pods of a Job start their load.
+pub const START_AT_ANNOTATION: &str = "cqlbench.io/start-at";
+/// Pod-template annotation holding a sweep cell's rate, known only once the unthrottled cell has run.
+pub const RATE_ANNOTATION: &str = "cqlbench.io/rate";
+
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// When the client pods of every load Job start (RFC 3339, e.g. 2026-11-23T09:00:00Z); written to the
+    /// pod template's `cqlbench.io/start-at` annotation. `None` leaves it empty, to be set before applying.
+    pub start_at: Option<String>,
+}
+
+/// One rendered file: its path under the output directory and its object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub path: PathBuf,
+    pub object: Value,
+}
+
+impl Manifest {
+    pub fn yaml(&self) -> String {
+        crate::yaml::to_yaml(&self.object)
+    }
+}
+
+/// One load Job of a configuration.
+struct Cell {
+    /// Part of the Job's name and of the results path: `populate`, `max`, `p35`, `r25000`, `r25000-2`.
+    name: String,
+    rate: CellRate,
+    /// `None` for the populate step (which measures one operation).
+    duration: Option<Duration>,
+    warmup: Duration,
+}
+
+enum CellRate {
+    Unthrottled,
+    Fixed(f64),
+    /// A fraction of the maximum found by the configuration's `max` cell.
+    OfMax(f64),
+}
+
+/// Renders every manifest of the plan, in file order.
+pub fn render(plan: &K8sPlan, options: &RenderOptions) -> Result<Vec<Manifest>, K8sError> {
+    if let Some(start_at) = &options.start_at {
+        check_start_at(start_at)?;
+    }
+    let k8s = &plan.k8s;
+    let mut out = vec![
+        Manifest {
+            path: "00-namespace.yaml".into(),
+            object: json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": k8s.namespace, "labels": labels(None, None)},
+            }),
+        },
+        Manifest {
+            path: "01-results-pvc.yaml".into(),
+            object: results_claim(plan),
+        },
+    ];
+    let cells = cells(plan);
+    for (index, config) in plan.plan.configs.iter().enumerate() {
+        let cluster = &plan.cluster_names[index];
+        let dir = PathBuf::from(format!("{:02}-{cluster}", index + 1));
+        out.push(Manifest {
+            path: dir.join("00-k8ssandracluster.yaml"),
+            object: k8ssandra_cluster(plan, index)?,
+        });
+        for (number, cell) in cells.iter().enumerate() {
+            out.push(Manifest {
+                path: dir.join(format!("{:02}-job-{}.yaml", number + 1, cell.name)),
+                object: job(plan, cluster, &config.name, cell, options),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Writes the manifests under `dir` (created if missing; files of the same names are replaced).
+pub fn write(manifests: &[Manifest], dir: &Path) -> Result<(), K8sError> {
+    for manifest in manifests {
+        let path = dir.join(&manifest.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| K8sError::Io {
+                context: format!("creating {}", parent.display()),
+                source,
+            })?;
+        }
+        std::fs::write(&path, manifest.yaml()).map_err(|source| K8sError::Io {
+            context: format!("writing {}", path.display()),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+fn check_start_at(text: &str) -> Result<(), K8sError> {
+    // 2026-11-23T09:00:00Z, 2026-11-23T09:00:00.5+01:00
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range)
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+    };
+    let mut ok = b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if ok {
+        let mut rest = &text[19..];
+        if let Some(fraction) = rest.strip_prefix('.') {
+            let end = fraction
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(fraction.len());
+            ok = end > 0;
+            rest = &fraction[end..];
+        }
+        let zone = rest.as_bytes();
+        ok = ok
+            && (rest == "Z"
+                || rest == "z"
+                || (zone.len() == 6
+                    && matches!(zone[0], b'+' | b'-')
+                    && zone[1..3].iter().all(u8::is_ascii_digit)
+                    && zone[3] == b':'
+                    && zone[4..6].iter().all(u8::is_ascii_digit)));
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(K8sError::Invalid(format!(
+            "--start-at {text:?}: expected an RFC 3339 time such as 2026-11-23T09:00:00Z"
+        )))
+    }
+}
+
+fn labels(cluster: Option<&str>, cell: Option<&str>) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("app.kubernetes.io/managed-by".into(), json!("cqlbench"));
+    if let Some(cluster) = cluster {
+        map.insert("cqlbench.io/cluster".into(), json!(cluster));
+    }
+    if let Some(cell) = cell {
+        map.insert("cqlbench.io/cell".into(), json!(cell));
+    }
+    Value::Object(map)
+}
+
+fn results_claim(plan: &K8sPlan) -> Value {
+    let k8s = &plan.k8s;
+    let mut spec = json!({
+        // Every client pod of a Job writes here at once, from whichever node it runs on.
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": k8s.results_size}},
+    });
+    if let Some(class) = &k8s.results_storage_class {
+        spec["storageClassName"] = json!(class);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": RESULTS_CLAIM, "namespace": k8s.namespace, "labels": labels(None, None)},
+        "spec": spec,
+    })
+}
+
+/// K8ssandra's name for a collector in `jvmOptions.gc`, where it has one (it writes that collector's
+/// defaults into the JDK-specific options file on Cassandra 4.x; 5.0 ignores the field).
+fn k8ssandra_gc(gc: Gc) -> &'static str {
+    match gc {
+        Gc::G1 => "G1GC",
+        Gc::Zgc | Gc::ZgcGenerational => "ZGC",
+        Gc::Shenandoah | Gc::ShenandoahGenerational => "Shenandoah",
+        Gc::Cms => "CMS",
+        Gc::Parallel => "Custom",
+    }
+}
+
+/// The JVM options that decide heap and collector on every Cassandra version, for
+/// `jvmOptions.additionalOptions` (cassandra-env.sh, read after jvm-server.options and the
+/// jvm<N>-server.options of the running JDK).
+///
+/// Cassandra 5.0's jvm17-server.options selects G1 and K8ssandra's `gc` field does not change that there; a
+/// second collector flag would stop the JVM ("Multiple garbage collectors selected"), so any other collector
+/// starts by switching G1 off (`-XX:-UseG1GC`; the last setting of a flag wins). On JDK 11 the same is done
+/// for CMS. Then cqlbench's own flag set for the collector (the one `cqlbench cluster up` uses), the GC log
+/// with safepoints on the data volume, and the plan's `jvm-opts`.
+pub fn server_jvm_options(spec: &ClusterSpec, jdk_major: u32) -> Result<Vec<String>, K8sError> {
+    let mut options = Vec::new();
+    if spec.gc != Gc::G1 {
+        options.push("-XX:-UseG1GC".to_string());
+    }
+    if spec.gc != Gc::Cms && jdk_major < 14 {
+        options.push("-XX:-UseConcMarkSweepGC".to_string());
+    }
+    let flags = cqlbench_cluster::gc::render(&spec.gc_settings(), jdk_major)
+        .map_err(|e| K8sError::Invalid(e.to_string()))?;
+    options.extend(flags);
+    options.push(cqlbench_cluster::jvm::gc_log_flag(Path::new(GC_LOG)));
+    options.extend(spec.jvm_opts.iter().cloned());
+    Ok(options)
+}
+
+fn k8ssandra_cluster(plan: &K8sPlan, index: usize) -> Result<Value, K8sError> {
+    let k8s = &plan.k8s;
+    let config = &plan.plan.configs[index];
+    let spec = &config.spec;
+    let cluster = &plan.cluster_names[index];
+    let heap = heap_quantity(spec.heap_bytes);
+    let resources = json!({
+        "requests": {"cpu": k8s.cpu, "memory": k8s.memory},
+        "limits": {"cpu": k8s.cpu, "memory": k8s.memory},
+    });
+    let racks: Vec<Value> = if k8s.zones.is_empty() {
+        vec![json!({"name": "rack1"})]
+    } else {
+        k8s.zones
+            .iter()
+            .enumerate()
+            .map(|(i, zone)| {
+                json!({
+                    "name": format!("rack{}", i + 1),
+                    "nodeAffinityLabels": {"topology.kubernetes.io/zone": zone},
+                })
+            })
+            .collect()
+    };
+    let jvm = json!({
+        "heap_initial_size": heap,
+        "heap_max_size": heap,
+        "gc": k8ssandra_gc(spec.gc),
+        "additionalOptions": server_jvm_options(spec, plan.jdk_majors[index])?,
+    });
+    let version = spec
+        .version()
+        .map_err(|e| K8sError::Invalid(e.to_string()))?;
+    Ok(json!({
+        "apiVersion": "k8ssandra.io/v1alpha1",
+        "kind": "K8ssandraCluster",
+        "metadata": {
+            "name": cluster,
+            "namespace": k8s.namespace,
+            "labels": labels(Some(cluster), None),
+            "annotations": {"cqlbench.io/config": config.name},
+        },
+        "spec": {
+            "cassandra": {
+                "serverVersion": version.raw,
+                "datacenters": [{
+                    "metadata": {"name": k8s.datacenter},
+                    "size": spec.nodes,
+                    "racks": racks,
+                    "resources": resources,
+                    "storageConfig": {
+                        "cassandraDataVolumeClaimSpec": {
+                            "storageClassName": k8s.storage_class,
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": k8s.storage_size}},
+                        },
+                    },
+                    "config": {"jvmOptions": jvm},
+                }],
+            },
+        },
+    }))
+}
+
+fn cells(plan: &K8sPlan) -> Vec<Cell> {
+    let load = &plan.plan.load;
+    let mut cells = Vec::new();
+    if load.populate > 0 {
+        cells.push(Cell {
+            name: "populate".into(),
+            rate: CellRate::Unthrottled,
+            duration: None,
+            warmup: Duration::ZERO,
+        });
+    }
+    let repeat_suffix = |repeat: u32| {
+        if load.repeats > 1 {
+            format!("-{repeat}")
+        } else {
+            String::new()
+        }
+    };
+    match &load.mode {
+        RateMode::Fixed(rates) => {
+            for rate in rates {
+                for repeat in 1..=load.repeats {
+                    cells.push(Cell {
+                        name: format!("r{}{}", number_name(*rate), repeat_suffix(repeat)),
+                        rate: CellRate::Fixed(*rate),
+                        duration: Some(load.duration),
+                        warmup: load.warmup,
+                    });
+                }
+            }
+        }
+        RateMode::Sweep {
+            fractions,
+            max_duration,
+        } => {
+            for repeat in 1..=load.repeats {
+                cells.push(Cell {
+                    name: format!("max{}", repeat_suffix(repeat)),
+                    rate: CellRate::Unthrottled,
+                    duration: Some(*max_duration),
+                    warmup: load.warmup,
+                });
+            }
+            for fraction in fractions {
+                for repeat in 1..=load.repeats {
+                    cells.push(Cell {
+                        name: format!(
+                            "p{}{}",
+                            number_name(fraction * 100.0),
+                            repeat_suffix(repeat)
+                        ),
+                        rate: CellRate::OfMax(*fraction),
+                        duration: Some(load.duration),
+                        warmup: load.warmup,
+                    });
+                }
+            }
+        }
+        // Refused when the plan was checked.
+        RateMode::Slo { .. } => {}
+    }
+    cells
+}
+
+/// 25000 → "25000", 35.0 → "35", 2.5 → "2p5": a name part.
+fn number_name(value: f64) -> String {
+    let rounded = (value * 1000.0).round() / 1000.0;
+    if rounded.fract() == 0.0 {
+        format!("{}", rounded as u64)
+    } else {
+        format!("{rounded}").replace('.', "p")
+    }
+}
+
+fn duration_arg(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
+
+/// The plan's `cqlbench run` options without `--populate` (a configuration populates once, in its own Job).
+fn args_without_populate(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for arg in args {
+        if skip_next {
+            skip_next = false;
+        } else if arg == "--populate" {
+            skip_next = true;
+        } else if !arg.starts_with("--populate=") {
+            out.push(arg.clone());
+        }
+    }
+    out
+}
+
+fn secret_env(name: &str, secret: &str, key: &str) -> Value {
+    json!({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+}
+
+fn annotation_env(name: &str, annotation: &str) -> Value {
+    json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": format!("metadata.annotations['{annotation}']")}}})
+}
+
+fn job(
+    plan: &K8sPlan,
+    cluster: &str,
+    config_name: &str,
+    cell: &Cell,
+    options: &RenderOptions,
+) -> Value {
+    let k8s = &plan.k8s;
+    let load = &plan.plan.load;
+    let job_name = format!("{cluster}-{}", cell.name);
+    let populate = cell.duration.is_none();
+    let pods = if populate { 1 } else { k8s.client_pods };
+    let mut args: Vec<String> = vec!["run".into(), load.workload.clone()];
+    let mut env = vec![
+        secret_env(
+            "CQLBENCH_USERNAME",
+            &format!("{cluster}-superuser"),
+            "username",
+        ),
+        secret_env(
+            "CQLBENCH_PASSWORD",
+            &format!("{cluster}-superuser"),
+            "password",
+        ),
+    ];
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("cqlbench.io/config".into(), json!(config_name));
+    let out_dir = if populate {
+        args.extend(load.args.iter().cloned());
+        // The campaign's populate step: the rows, then a one-operation measured phase.
+        args.extend(["-n".into(), "1".into()]);
+        format!("{RESULTS_MOUNT}/{cluster}/populate")
+    } else {
+        args.extend(args_without_populate(&load.args));
+        if let Some(duration) = cell.duration {
+            args.extend(["-d".into(), duration_arg(duration)]);
+        }
+        if !cell.warmup.is_zero() {
+            args.extend(["--warmup".into(), duration_arg(cell.warmup)]);
+        }
+        match cell.rate {
+            CellRate::Unthrottled => {}
+            CellRate::Fixed(rate) => args.extend(["--rate".into(), number_arg(rate)]),
+            CellRate::OfMax(fraction) => {
+                // The rate is a fraction of what the `max` Job measured: unknown when rendering.
+                annotations.insert(RATE_ANNOTATION.into(), json!(""));
+                annotations.insert(
+                    "cqlbench.io/rate-fraction".into(),
+                    json!(number_arg(fraction)),
+                );
+                annotations.insert(
+                    "cqlbench.io/rate-of".into(),
+                    json!(format!("{cluster}-max")),
+                );
+                env.push(annotation_env("CQLBENCH_RATE", RATE_ANNOTATION));
+                args.extend(["--rate".into(), "$(CQLBENCH_RATE)".into()]);
+            }
+        }
+        annotations.insert(
+            START_AT_ANNOTATION.into(),
+            json!(options.start_at.clone().unwrap_or_default()),
+        );
+        env.push(annotation_env("CQLBENCH_START_AT", START_AT_ANNOTATION));
+        args.extend([
+            "--clients".into(),
+            pods.to_string(),
+            "--client-id".into(),
+            "$(JOB_COMPLETION_INDEX)".into(),
+            "--start-at".into(),
+            "$(CQLBENCH_START_AT)".into(),
+        ]);
+        format!(
+            "{RESULTS_MOUNT}/{cluster}/{}/client-$(JOB_COMPLETION_INDEX)",
+            cell.name
+        )
+    };
+    args.extend([
+        "--host".into(),
+        format!("{cluster}-{}-service", k8s.datacenter),
+        "--dc".into(),
+        k8s.datacenter.clone(),
+        "-o".into(),
+        out_dir,
+    ]);
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name,
+            "namespace": k8s.namespace,
+            "labels": labels(Some(cluster), Some(&cell.name)),
+        },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": pods,
+            "parallelism": pods,
+            // A failed client invalidates the cell; nothing is retried behind the measurement's back.
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {
+                    "labels": labels(Some(cluster), Some(&cell.name)),
+                    "annotations": Value::Object(annotations),
+                },
+                "spec": {
+                    "restartPolicy": "Never",
+                    // The image runs as 65532; fsGroup makes the results volume writable for it.
+                    "securityContext": {
+                        "runAsNonRoot": true,
+                        "runAsUser": 65532,
+                        "runAsGroup": 65532,
+                        "fsGroup": 65532,
+                    },
+                    "containers": [{
+                        "name": "cqlbench",
+                        "image": k8s.image,
+                        "args": args,
+                        "env": env,
+                        "resources": {
+                            "requests": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},
+                            "limits": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},
+                        },
+                        "volumeMounts": [{"name": "results", "mountPath": RESULTS_MOUNT}],
+                    }],
+                    "volumes": [{"name": "results", "persistentVolumeClaim": {"claimName": RESULTS_CLAIM}}],
+                },
+            },
+        },
+    })
+}
+
+fn number_arg(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# A real Kubernetes API server (etcd + kube-apiserver, no kubelet, no operator) on loopback, for checking
+# what `cqlbench k8s render` writes with server-side dry runs and strict field validation.
+#
+#   scripts/k8s-apiserver.sh fetch        build/download once into the cache (idempotent, locked):
+#                                         etcd (Debian's etcd-server, apt-get download + dpkg-deb -x),
+#                                         kube-apiserver and kubectl v1.32.13 (go build from the Go module
+#                                         k8s.io/kubernetes), the K8ssandraCluster CRD (k8ssandra-operator v1.21.0)
+#   scripts/k8s-apiserver.sh start DIR    fetch, then start etcd and kube-apiserver with fresh certs and a token
+#                                         under DIR, apply the CRD server-side and wait for Established.
+#                                         Writes DIR/kubeconfig, DIR/etcd.pid, DIR/apiserver.pid.
+#   scripts/k8s-apiserver.sh stop DIR     stop the two processes started for DIR (by their PIDs).
+#
+# Cache: ${CQLBENCH_K8S_CACHE:-$HOME/.cache/cqlbench/k8s}. Ports: ${CQLBENCH_K8S_APISERVER_PORT:-16443} (apiserver),
+# ${CQLBENCH_K8S_ETCD_PORT:-12379}/${CQLBENCH_K8S_ETCD_PEER_PORT:-12380} (etcd), all on 127.0.0.1.
+# Progress goes to stderr.
+set -euo pipefail
+
+K8S_VERSION=1.32.13
+OPERATOR_VERSION=v1.21.0
+CACHE="${CQLBENCH_K8S_CACHE:-$HOME/.cache/cqlbench/k8s}"
+API_PORT="${CQLBENCH_K8S_APISERVER_PORT:-16443}"
+ETCD_PORT="${CQLBENCH_K8S_ETCD_PORT:-12379}"
+ETCD_PEER_PORT="${CQLBENCH_K8S_ETCD_PEER_PORT:-12380}"
+
+log() { echo "k8s-apiserver: $*" >&2; }
+die() {
+  echo "k8s-apiserver: error: $*" >&2
+  exit 1
+}
+
+ETCD_BIN="$CACHE/etcd/usr/bin/etcd"
+APISERVER_BIN="$CACHE/bin/kube-apiserver"
+KUBECTL_BIN="$CACHE/bin/kubectl"
+CRD_FILE="$CACHE/crd/k8ssandra.io_k8ssandraclusters.yaml"
+
+fetch_etcd() {
+  [[ -x "$ETCD_BIN" ]] && return 0
+  log "downloading Debian's etcd-server package"
+  local tmp
+  tmp="$(mktemp -d "$CACHE/etcd-dl.XXXXXX")"
+  if ! (cd "$tmp" && apt-get download -q etcd-server >&2); then
+    # A fresh machine may have no package lists yet.
+    log "apt-get download failed; updating the package lists once"
+    apt-get update -qq >&2 || true
+    (cd "$tmp" && apt-get download -q etcd-server >&2) || die "apt-get download etcd-server failed"
+  fi
+  mkdir -p "$tmp/root"
+  dpkg-deb -x "$tmp"/etcd-server_*.deb "$tmp/root"
+  [[ -x "$tmp/root/usr/bin/etcd" ]] || die "etcd-server package holds no usr/bin/etcd"
+  rm -rf "$CACHE/etcd"
+  mv "$tmp/root" "$CACHE/etcd"
+  rm -rf "$tmp"
+  log "etcd: $("$ETCD_BIN" --version | head -1)"
+}
+
+fetch_kube() {
+  [[ -x "$APISERVER_BIN" && -x "$KUBECTL_BIN" ]] && return 0
+  command -v go >/dev/null || die "go is needed to build kube-apiserver and kubectl"
+  local mod="$CACHE/build"
+  mkdir -p "$mod" "$CACHE/bin"
+  local start=$SECONDS
+  log "resolving k8s.io/kubernetes v$K8S_VERSION (Go module)"
+  local kdir
+  kdir="$(cd "$mod" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$kdir" && -f "$kdir/go.mod" ]] || die "could not download k8s.io/kubernetes v$K8S_VERSION"
+  # Each staging module (k8s.io/X => ./staging/src/k8s.io/X in kubernetes' own go.mod) at its published v0 version.
+  local staging
+  staging="$(sed -n 's|^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*|\1|p' "$kdir/go.mod" | sort -u)"
+  [[ -n "$staging" ]] || die "no staging modules found in $kdir/go.mod"
+  log "$(echo "$staging" | wc -l) staging modules pinned at v0.${K8S_VERSION#1.}"
+  {
+    echo "module cqlbench.invalid/k8sbin"
+    echo
+    echo "go 1.23.0"
+    echo
+    echo "require k8s.io/kubernetes v$K8S_VERSION"
+    echo
+    echo "replace ("
+    local m
+    for m in $staging; do echo "	$m => $m v0.${K8S_VERSION#1.}"; done
+    echo ")"
+  } >"$mod/go.mod"
+  cat >"$mod/tools.go" <<'EOF'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+EOF
+  log "go mod tidy (downloads the dependencies)"
+  # -e: the proxy refuses k8s.io/cri-client and k8s.io/csi-translation-lib v0.32.13, which only tests of
+  # dependencies import; the binaries do not need them.
+  (cd "$mod" && go mod tidy -e 2>&1 | grep -v '^go: downloading' >&2 || true)
+  [[ -s "$mod/go.sum" ]] || die "go mod tidy wrote no go.sum"
+  # The version the binaries report (a module build has no git tree to take it from).
+  local v=k8s.io/component-base/version minor="${K8S_VERSION#1.}"
+  local ldflags="-s -w -X $v.gitVersion=v$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=${minor%%.*}"
+  ldflags+=" -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
+  log "building kube-apiserver v$K8S_VERSION (several minutes on 2 cores)"
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/kube-apiserver.tmp" \
+    k8s.io/kubernetes/cmd/kube-apiserver >&2) || die "building kube-apiserver failed"
+  mv "$CACHE/bin/kube-apiserver.tmp" "$APISERVER_BIN"
+  log "kube-apiserver built after $((SECONDS - start)) s; building kubectl v$K8S_VERSION"
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/kubectl.tmp" \
+    k8s.io/kubernetes/cmd/kubectl >&2) || die "building kubectl failed"
+  mv "$CACHE/bin/kubectl.tmp" "$KUBECTL_BIN"
+  log "kube-apiserver and kubectl built in $((SECONDS - start)) s"
+}
+
+fetch_crd() {
+  [[ -s "$CRD_FILE" ]] && return 0
+  log "downloading github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION (Go module) for its CRD"
+  mkdir -p "$CACHE/crd" "$CACHE/build"
+  local odir
+  odir="$(cd "$CACHE/build" && GOFLAGS=-mod=mod go mod download -json \
+    "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  local src="$odir/config/crd/bases/k8ssandra.io_k8ssandraclusters.yaml"
+  [[ -s "$src" ]] || die "no CRD file in k8ssandra-operator $OPERATOR_VERSION"
+  cp "$src" "$CRD_FILE.tmp"
+  mv "$CRD_FILE.tmp" "$CRD_FILE"
+}
+
+fetch() {
+  mkdir -p "$CACHE"
+  # One fetch at a time (tests run in parallel); the second waits and then finds everything cached.
+  exec 9>"$CACHE/.lock"
+  flock 9
+  fetch_etcd
+  fetch_crd
+  fetch_kube
+  flock -u 9
+  exec 9>&-
+}
+
+certs() {
+  local dir="$1"
+  log "generating a CA, a serving certificate, a service-account key pair and a token under $dir"
+  (
+    cd "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=cqlbench-test-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout server.key -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile server.ext -out server.crt 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl rand -hex 24 >token
+    printf '%s,cqlbench-admin,cqlbench-admin,system:masters\n' "$(cat token)" >tokens.csv
+    cat >kubeconfig <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $dir/ca.crt
+users:
+- name: admin
+  user:
+    token: $(cat token)
+contexts:
+- name: local
+  context:
+    cluster: local
+    user: admin
+current-context: local
+EOF
+  )
+}
+
+start() {
+  local dir="$1"
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  fetch
+  certs "$dir"
+  log "starting etcd on 127.0.0.1:$ETCD_PORT"
+  setsid "$ETCD_BIN" --name cqlbench-test --data-dir "$dir/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "cqlbench-test=http://127.0.0.1:$ETCD_PEER_PORT" \
+    >"$dir/etcd.log" 2>&1 </dev/null &
+  echo $! >"$dir/etcd.pid"
+  local t0=$SECONDS
+  log "starting kube-apiserver on 127.0.0.1:$API_PORT"
+  setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+    --tls-cert-file "$dir/server.crt" --tls-private-key-file "$dir/server.key" \
+    --client-ca-file "$dir/ca.crt" --token-auth-file "$dir/tokens.csv" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
+    >"$dir/apiserver.log" 2>&1 </dev/null &
+  echo $! >"$dir/apiserver.pid"
+  local kc=("$KUBECTL_BIN" --kubeconfig "$dir/kubeconfig")
+  local i
+  for i in $(seq 1 120); do
+    if "${kc[@]}" get --raw /readyz >/dev/null 2>&1; then break; fi
+    kill -0 "$(cat "$dir/apiserver.pid")" 2>/dev/null || {
+      tail -20 "$dir/apiserver.log" >&2
+      die "kube-apiserver exited (log: $dir/apiserver.log)"
+    }
+    sleep 0.5
+    [[ $i == 120 ]] && die "kube-apiserver not ready after 60 s (log: $dir/apiserver.log)"
+  done
+  log "kube-apiserver ready after $((SECONDS - t0)) s; applying the K8ssandraCluster CRD server-side"
+  "${kc[@]}" apply --server-side -f "$CRD_FILE" >&2
+  # `kubectl wait` fails while the CRD has no conditions yet, so poll the Established condition.
+  local established=""
+  for i in $(seq 1 120); do
+    established="$("${kc[@]}" get crd k8ssandraclusters.k8ssandra.io \
+      -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' 2>/dev/null || true)"
+    [[ "$established" == True ]] && break
+    sleep 0.5
+  done
+  [[ "$established" == True ]] || die "the K8ssandraCluster CRD was not Established after 60 s"
+  log "CRD Established $((SECONDS - t0)) s after start; KUBECONFIG=$dir/kubeconfig (kubectl: $KUBECTL_BIN)"
+}
+
+stop() {
+  # The API server first (it talks to etcd while shutting down); each gets 15 s, then SIGKILL, so the ports
+  # are free when this returns.
+  local dir="$1" f pid i
+  for f in apiserver.pid etcd.pid; do
+    [[ -f "$dir/$f" ]] || continue
+    pid="$(cat "$dir/$f")"
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 1 150); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$dir/$f"
+  done
+}
+
+case "${1:-}" in
+fetch) fetch ;;
+start) [[ $# == 2 ]] || die "usage: $0 start DIR" && start "$2" ;;
+stop) [[ $# == 2 ]] || die "usage: $0 stop DIR" && stop "$2" ;;
+paths) echo "$KUBECTL_BIN" ;;
+*) die "usage: $0 fetch | start DIR | stop DIR | paths" ;;
+esac
