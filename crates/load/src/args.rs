@@ -151,7 +151,7 @@ pub struct RunArgs {
     pub tick: String,
 
     /// Do not write slow-ops.csv. By default every successful measured operation slower than 0.7x
-    /// the p99 so far is written there with its intended start, completion and node, so that the
+    /// the p99 so far (or the last second's, if lower) is written there with its intended start, completion and node, so that the
     /// tail can be lined up with the servers' GC pauses (`cqlbench report` does)
     #[arg(long)]
     pub no_slow_ops: bool,

@@ -591,7 +591,7 @@ async fn run_async(
         absorb(&mut totals, &interval, measure_start, now);
         if options.record_slow_ops {
             files.write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
-            set_slow_thresholds(&phase.recorders, slow_thresholds(&totals));
+            set_slow_thresholds(&phase.recorders, slow_thresholds(&totals, &interval));
         }
         totals.close_window(finished, options.p99_window, now);
         let status = match (finished, &ended.failure) {
@@ -631,10 +631,10 @@ async fn run_async(
 }
 
 /// The latency from which a successful operation is kept in slow-ops.csv, per operation type: a
-/// margin below the p99 measured so far (the warm-up's before the measured phase has enough), so that
-/// the operations above the run's final p99 are all there even when the p99 drifts down; everything
-/// until a p99 is known.
-fn slow_thresholds(totals: &Totals) -> [u64; 2] {
+/// margin below the lower of the p99 measured so far and the last second's p99 (the warm-up's before
+/// the measured phase has enough), so that the operations above the run's final p99 are all there
+/// even when the p99 drifts down after a bad start; everything until a p99 is known.
+fn slow_thresholds(totals: &Totals, last: &IntervalRecorder) -> [u64; 2] {
     const ENOUGH: u64 = 200;
     std::array::from_fn(|i| {
         let measured = &totals.measured[i].latency;
@@ -646,7 +646,12 @@ fn slow_thresholds(totals: &Totals) -> [u64; 2] {
         } else {
             return 0;
         };
-        basis.value_at_quantile(0.99) * 7 / 10
+        let mut p99 = basis.value_at_quantile(0.99);
+        let recent = &last.measured[i].latency;
+        if recent.len() >= ENOUGH {
+            p99 = p99.min(recent.value_at_quantile(0.99));
+        }
+        p99 * 7 / 10
     })
 }
 

@@ -17,7 +17,9 @@ th:first-child,td:first-child{text-align:left}\
 th{background:#eef}\
 caption{font-weight:bold;text-align:left;padding:4px 0}\
 .charts svg{margin:0 1em 1em 0;border:1px solid #ddd}\
-p.note{color:#555;max-width:60em}";
+p.note{color:#555;max-width:60em}\
+div.wide{overflow-x:auto;max-width:100%}\
+div.wide table{font-size:13px}";
 
 fn seed_table_html(table: &Table) -> String {
     let mut out = format!(
@@ -38,7 +40,7 @@ fn seed_table_html(table: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     out
 }
 
@@ -245,7 +247,8 @@ fn time_sampled_charts(campaign: &Campaign) -> Vec<Chart> {
 }
 
 fn plain_table(class: &str, headings: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = format!("<table class=\"{class}\">\n<tr>");
+    // Wide tables scroll on their own instead of stretching the page.
+    let mut out = format!("<div class=\"wide\"><table class=\"{class}\">\n<tr>");
     for heading in headings {
         out.push_str(&format!("<th>{}</th>", escape(heading)));
     }
@@ -257,7 +260,7 @@ fn plain_table(class: &str, headings: &[&str], rows: &[Vec<String>]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     out
 }
 

@@ -236,3 +236,74 @@ fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
             .flat_map(move |rate| campaign.cells_at(config, rate))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cells::RateKey;
+
+    fn node(dir: &std::path::Path, name: &str, gc: Value, figures: Value) {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("gc-analysis.json"), gc.to_string()).unwrap();
+        std::fs::write(d.join("figures.json"), figures.to_string()).unwrap();
+    }
+
+    #[test]
+    fn nodes_add_up_worst_cases_take_the_worst_and_shares_average() {
+        let dir = tempfile::tempdir().unwrap();
+        node(
+            dir.path(),
+            "node1",
+            serde_json::json!({
+                "pauses": {"count": 3, "total_ms": 30.0, "max_ms": 15.0},
+                "safepoints": {"stopped_total_ms": 40.0, "ttsp_total_ms": 2.0},
+                "time_sampled": {"p99_ms": 1.0, "p999_ms": 9.0, "p9999_ms": 14.0},
+                "concurrent": {"share_per_minute_mean": 0.1},
+                "allocation_rate_mb_s": 50.0
+            }),
+            serde_json::json!({"collector": "G1", "cpu_ms_per_op": 0.2, "gc_threads_cpu_share": 0.04,
+                               "flushed_bytes": 100.0, "compacted_bytes": 150.0}),
+        );
+        node(
+            dir.path(),
+            "node2",
+            serde_json::json!({
+                "pauses": {"count": 2, "total_ms": 50.0, "max_ms": 40.0},
+                "safepoints": {"stopped_total_ms": 55.0, "ttsp_total_ms": 1.0},
+                "time_sampled": {"p99_ms": 3.0, "p999_ms": 30.0, "p9999_ms": 39.0},
+                "concurrent": {"share_per_minute_mean": 0.3},
+                "allocation_rate_mb_s": 70.0
+            }),
+            serde_json::json!({"collector": "G1", "cpu_ms_per_op": 0.3, "gc_threads_cpu_share": 0.06,
+                               "flushed_bytes": 300.0, "compacted_bytes": 250.0}),
+        );
+        let cell = Cell {
+            config: "G1".into(),
+            rate: RateKey("1000".into()),
+            repeat: None,
+            dir: dir.path().to_path_buf(),
+            summary: Value::Null,
+        };
+        let s = server_figures(&cell).unwrap();
+        assert_eq!(s.nodes, 2);
+        assert_eq!(s.collector.as_deref(), Some("G1"));
+        assert_eq!(s.pauses, Some(5.0));
+        assert_eq!(s.pause_total_ms, Some(80.0));
+        assert_eq!(s.pause_max_ms, Some(40.0));
+        assert_eq!(s.stopped_total_ms, Some(95.0));
+        assert_eq!(s.ttsp_total_ms, Some(3.0));
+        assert_eq!(s.time_sampled_p999_ms, Some(30.0));
+        assert!((s.concurrent_share.unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(s.allocation_mb_s, Some(120.0));
+        assert!((s.cpu_ms_per_op.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(s.write_amplification, Some(1.0));
+        // A cell without node directories (a plain run) has no server figures.
+        let empty = tempfile::tempdir().unwrap();
+        assert!(server_figures(&Cell {
+            dir: empty.path().to_path_buf(),
+            ..cell
+        })
+        .is_none());
+    }
+}
