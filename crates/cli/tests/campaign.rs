@@ -233,19 +233,26 @@ fn pause_kinds(cell: &Path) -> Vec<String> {
 
 fn shown(value: Option<f64>) -> String {
     // Two decimals, thousands grouped (the seeds' layout), written apart from the report's code.
-    value.map_or("-".into(), |v| {
-        let text = format!("{v:.2}");
-        let (whole, fraction) = text.split_once('.').unwrap();
-        let digits: Vec<char> = whole.chars().collect();
-        let mut grouped = String::new();
-        for (i, c) in digits.iter().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                grouped.push(',');
-            }
-            grouped.push(*c);
+    value.map_or("-".into(), |v| group(&format!("{v:.2}")))
+}
+
+/// Thousands separators in the whole part of a formatted number: `1234.5` → `1,234.5`.
+fn group(text: &str) -> String {
+    let (whole, fraction) = text
+        .split_once('.')
+        .map_or((text, None), |(w, f)| (w, Some(f)));
+    let digits: Vec<char> = whole.chars().collect();
+    let mut grouped = String::new();
+    for (i, c) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
         }
-        format!("{grouped}.{fraction}")
-    })
+        grouped.push(*c);
+    }
+    match fraction {
+        Some(f) => format!("{grouped}.{f}"),
+        None => grouped,
+    }
 }
 
 #[test]
@@ -427,6 +434,46 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
             format!("{:.2}", analysis["pauses"]["max_ms"].as_f64().unwrap()),
             "{row:?}"
         );
+        // One node: every other column is that node's own figure.
+        let figures: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(&config).join(rate).join("node1/figures.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let number = |v: Option<f64>, decimals: usize| {
+            v.map_or(String::new(), |v| group(&format!("{v:.decimals$}")))
+        };
+        let percent = |v: Option<f64>| v.map_or(String::new(), |v| format!("{:.1} %", v * 100.0));
+        let write_amp = figures["compacted_bytes"]
+            .as_f64()
+            .zip(figures["flushed_bytes"].as_f64())
+            .filter(|(_, f)| *f > 0.0)
+            .map(|(c, f)| c / f);
+        let expected = [
+            (6, number(analysis["pauses"]["total_ms"].as_f64(), 1)),
+            (
+                8,
+                number(analysis["safepoints"]["stopped_total_ms"].as_f64(), 1),
+            ),
+            (
+                9,
+                number(analysis["safepoints"]["ttsp_total_ms"].as_f64(), 2),
+            ),
+            (10, number(analysis["time_sampled"]["p99_ms"].as_f64(), 2)),
+            (11, number(analysis["time_sampled"]["p999_ms"].as_f64(), 2)),
+            (12, number(analysis["time_sampled"]["p9999_ms"].as_f64(), 2)),
+            (
+                13,
+                percent(analysis["concurrent"]["share_per_minute_mean"].as_f64()),
+            ),
+            (14, number(analysis["allocation_rate_mb_s"].as_f64(), 1)),
+            (15, number(figures["cpu_ms_per_op"].as_f64(), 3)),
+            (16, percent(figures["gc_threads_cpu_share"].as_f64())),
+            (17, number(write_amp, 2)),
+        ];
+        for (column, value) in expected {
+            assert_eq!(row[column], value, "column {column} of {row:?}");
+        }
         assert!(
             pause_kinds(&out.join(&config).join(rate))
                 .iter()

@@ -140,6 +140,40 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
         );
         assert!(md.contains(&row), "{row} not in\n{md}");
     }
+    // Every cell's percentile rows: counts and corrected percentiles of its own summary.json.
+    let percentile_rows: Vec<Vec<&str>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Percentiles per cell"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| ---") && !l.starts_with("| config"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(
+        percentile_rows.len(),
+        CONFIGS.len() * RATES.len() * 2,
+        "{md}"
+    );
+    for row in &percentile_rows {
+        // config | rate | repeat | op | ok | failed | p50 | p90 | p99 | p99.9 | max
+        let rate = row[1].trim_end_matches(" ops/s");
+        let summary = read_summary(&campaign.join(row[0]).join(rate));
+        let op = row[3];
+        assert_eq!(
+            row[4],
+            format!("{}", f64_at(&summary, &format!("ops.{op}.count"))),
+            "{row:?}"
+        );
+        let failed: f64 = ["timeout", "unavailable", "overloaded", "other", "unsent"]
+            .iter()
+            .map(|kind| f64_at(&summary, &format!("ops.{op}.errors.{kind}")))
+            .sum();
+        assert_eq!(row[5], format!("{failed}"), "{row:?}");
+        for (column, quantile) in [(6, "p50"), (7, "p90"), (8, "p99"), (9, "p999"), (10, "max")] {
+            let value = f64_at(&summary, &format!("ops.{op}.latency_ms.{quantile}"));
+            assert_eq!(row[column], seed_number(value), "{quantile} of {row:?}");
+        }
+    }
     // Rows in the order asked for, as in the terminal.
     let first = stdout.find(CONFIGS[0]).unwrap();
     let second = stdout.find(CONFIGS[1]).unwrap();
