@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::cells::{Campaign, Cell};
-use crate::tail::{tail_vs_gc, TailVsGc};
+use crate::tail::{node_dirs, tail_vs_gc, TailVsGc};
 
 /// One node's collected files.
 struct NodeFiles {
@@ -14,27 +14,14 @@ struct NodeFiles {
 }
 
 fn node_files(cell: &Cell) -> Vec<NodeFiles> {
-    let Ok(entries) = std::fs::read_dir(&cell.dir) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("node"))
-                && p.join("figures.json").is_file()
-        })
-        .collect();
-    dirs.sort();
     let read = |path: std::path::PathBuf| {
         std::fs::read_to_string(path)
             .ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             .unwrap_or(Value::Null)
     };
-    dirs.into_iter()
+    node_dirs(&cell.dir, "figures.json")
+        .into_iter()
         .map(|dir| NodeFiles {
             gc: read(dir.join("gc-analysis.json")),
             figures: read(dir.join("figures.json")),

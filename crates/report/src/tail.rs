@@ -202,21 +202,8 @@ fn read_slow_ops(path: &Path) -> Option<Vec<SlowOp>> {
 
 /// Every node's stops from `node*/timeline.csv`, in seconds from `start_unix_s`.
 pub fn node_stops(cell_dir: &Path, start_unix_s: f64) -> Vec<NodeStops> {
-    let Ok(entries) = std::fs::read_dir(cell_dir) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("node"))
-                && p.join("timeline.csv").is_file()
-        })
-        .collect();
-    dirs.sort();
-    dirs.iter()
+    node_dirs(cell_dir, "timeline.csv")
+        .iter()
         .filter_map(|dir| {
             let timeline = std::fs::read_to_string(dir.join("timeline.csv")).ok()?;
             let address = std::fs::read_to_string(dir.join("figures.json"))
@@ -230,6 +217,25 @@ pub fn node_stops(cell_dir: &Path, start_unix_s: f64) -> Vec<NodeStops> {
             })
         })
         .collect()
+}
+
+/// A cell's `node*` directories that hold `file` (what a campaign collected per node), in order.
+pub(crate) fn node_dirs(cell_dir: &Path, file: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(cell_dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("node"))
+                && p.join(file).is_file()
+        })
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 /// `127.0.0.1:9042` or `127.0.0.1` → `127.0.0.1`.
