@@ -243,3 +243,42 @@ fn half_set_credentials_are_rejected() {
         one_line_error(&mut cmd, "set both CQLBENCH_USERNAME and CQLBENCH_PASSWORD");
     }
 }
+
+/// A run that fails before it starts still leaves its brief (`--brief-to`): a Kubernetes Job's pod must
+/// say why in its termination message, not leave it empty.
+#[test]
+fn a_failed_run_writes_a_failed_brief() {
+    let dir = tempfile::tempdir().unwrap();
+    let brief = dir.path().join("brief.json");
+    let brief_arg = brief.display().to_string();
+    one_line_error(
+        &mut cqlbench_command(&[
+            "run",
+            "KeyValue",
+            "--rate",
+            "-5",
+            "--clients",
+            "4",
+            "--client-id",
+            "2",
+            "--start-at",
+            "1795306102",
+            "--host",
+            "127.0.4.250",
+            "--brief-to",
+            &brief_arg,
+        ]),
+        "rate",
+    );
+    let text = std::fs::read_to_string(&brief).expect("the brief is written");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let brief: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(brief["status"], "failed", "{text}");
+    assert!(
+        brief["failure"].as_str().unwrap().contains("rate"),
+        "{text}"
+    );
+    assert_eq!(brief["client_id"], 2, "{text}");
+    assert_eq!(brief["clients"], 4, "{text}");
+    assert_eq!(brief["successful_ops"], 0, "{text}");
+}

@@ -216,6 +216,12 @@ pub struct RunArgs {
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
+    /// When the run ends (also when it fails), write a one-line JSON brief of it to FILE (status,
+    /// successful and failed operations, achieved rate; under 4 KiB). In a Kubernetes pod,
+    /// /dev/termination-log puts it in the pod's status, where `cqlbench k8s run` reads it
+    #[arg(long = "brief-to", value_name = "FILE")]
+    pub brief_to: Option<PathBuf>,
+
     /// Seed for keys and values: the same seed gives the same keys
     #[arg(long, value_name = "N", default_value = "0")]
     pub seed: String,

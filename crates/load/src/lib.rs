@@ -22,7 +22,7 @@ pub use args::RunArgs;
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
 pub use engine::{run, RunResult};
 pub use options::{Consistency, Credentials, RunOptions, Stopping};
-pub use output::{format_result_table, OpSummary, Percentiles, Summary, INTERVAL_COLUMNS};
+pub use output::{format_result_table, Brief, OpSummary, Percentiles, Summary, INTERVAL_COLUMNS};
 pub use recorder::ErrorCounts;
 pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
 

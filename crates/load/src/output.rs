@@ -108,6 +108,77 @@ pub struct PhaseSummary {
     pub latency_p99_ms: f64,
 }
 
+/// A run in one line of JSON (`--brief-to`): what an orchestrator needs without the result directory,
+/// small enough for a Kubernetes termination message (4 KiB).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Brief {
+    /// `complete`, `interrupted` or `failed`.
+    pub status: String,
+    pub failure: Option<String>,
+    pub client_id: Option<u64>,
+    pub clients: u64,
+    pub target_rate: Option<f64>,
+    /// Successful operations per second of the measured phase.
+    pub achieved_rate: f64,
+    pub rate_kept: bool,
+    pub successful_ops: u64,
+    /// Failed operations of every kind, unsent ones included.
+    pub failed_ops: u64,
+    pub measured_start_unix_s: f64,
+    pub duration_s: f64,
+}
+
+/// Longest failure text kept in a brief: the whole line must stay under 4 KiB.
+const BRIEF_FAILURE_CHARS: usize = 2000;
+
+impl Brief {
+    pub fn of(summary: &Summary) -> Brief {
+        Brief {
+            status: summary.status.clone(),
+            failure: summary.failure.as_deref().map(clip_failure),
+            client_id: summary.client_id,
+            clients: summary.clients,
+            target_rate: summary.target_rate,
+            achieved_rate: summary.achieved_rate,
+            rate_kept: summary.rate_kept,
+            successful_ops: summary.ops.values().map(|o| o.count).sum(),
+            failed_ops: summary.ops.values().map(|o| o.errors.total()).sum(),
+            measured_start_unix_s: summary.measured_start_unix_s,
+            duration_s: summary.duration_s,
+        }
+    }
+
+    /// A run that ended before it had a summary (bad input, no connection).
+    pub fn failed(reason: &str, client_id: Option<u64>, clients: u64) -> Brief {
+        Brief {
+            status: "failed".into(),
+            failure: Some(clip_failure(reason)),
+            client_id,
+            clients,
+            target_rate: None,
+            achieved_rate: 0.0,
+            rate_kept: false,
+            successful_ops: 0,
+            failed_ops: 0,
+            measured_start_unix_s: 0.0,
+            duration_s: 0.0,
+        }
+    }
+
+    /// Writes the brief as one line (`--brief-to`).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let line = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, line + "\n")
+    }
+}
+
+fn clip_failure(text: &str) -> String {
+    match text.char_indices().nth(BRIEF_FAILURE_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 /// summary.json.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {

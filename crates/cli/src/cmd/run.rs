@@ -28,8 +28,26 @@ fn separate_workload_params(args: RunArgs) -> anyhow::Result<RunArgs> {
     Ok(RunArgs::parse_from(&argv[run_at + 2..])?)
 }
 
+/// Set once the run's own brief (from its summary) is written; a later error must not replace it.
+static BRIEF_WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub fn execute(args: RunArgs) -> anyhow::Result<()> {
     let args = separate_workload_params(args)?;
+    let outcome = execute_parsed(&args);
+    let written = BRIEF_WRITTEN.load(std::sync::atomic::Ordering::Relaxed);
+    if let (Some(path), Err(error), false) = (&args.brief_to, &outcome, written) {
+        // A run that failed still leaves its brief: an orchestrator must see why, not an empty file.
+        let client_id = args.client_id.parse().ok();
+        let clients = args.clients.parse().unwrap_or(1);
+        let brief = cqlbench_load::Brief::failed(&format!("{error:#}"), client_id, clients);
+        brief
+            .write(path)
+            .with_context(|| format!("--brief-to {}", path.display()))?;
+    }
+    outcome
+}
+
+fn execute_parsed(args: &RunArgs) -> anyhow::Result<()> {
     let explicit_hosts = args.explicit_hosts();
     // Validate everything before touching any cluster, so bad input fails fast and alone.
     let placeholder = vec!["127.0.0.1".to_string()];
@@ -39,9 +57,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<()> {
         explicit_hosts.clone()
     })?;
     if explicit_hosts.is_empty() {
-        return run_on_embedded_cluster(&args, checked.clients);
+        return run_on_embedded_cluster(args, checked.clients);
     }
-    run_with_hosts(&args, explicit_hosts, None)
+    run_with_hosts(args, explicit_hosts, None)
 }
 
 /// With `cluster`, the local cqlbench cluster the run measures: its state (version, JDK, collector flags
@@ -64,6 +82,12 @@ fn run_with_hosts(
         let path = result.out_dir.join(cqlbench_cluster::state::STATE_FILE);
         let json = serde_json::to_string_pretty(state)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.brief_to {
+        cqlbench_load::Brief::of(&result.summary)
+            .write(path)
+            .with_context(|| format!("--brief-to {}", path.display()))?;
+        BRIEF_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     println!("{}", result.table);
     println!("results: {}", result.out_dir.display());
