@@ -132,7 +132,12 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
                 cells.push(read_cell(&label, &rate, None, &summary)?);
                 continue;
             }
-            for repeat in subdirectories(&rate)? {
+            // Repeats are numbered; other directories below a rate (a Kubernetes run's collected
+            // `client-<i>` results, for one) are no cells.
+            for repeat in subdirectories(&rate)?
+                .into_iter()
+                .filter(|r| name_of(r).bytes().all(|b| b.is_ascii_digit()))
+            {
                 let summary = repeat.join("summary.json");
                 if summary.is_file() {
                     cells.push(read_cell(&label, &rate, Some(&repeat), &summary)?);
