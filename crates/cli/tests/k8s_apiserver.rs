@@ -356,3 +356,342 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     let namespace = server.kubectl(&["get", "namespace", "cqlbench", "-o", "name"]);
     assert!(namespace.status.success(), "{}", text(&namespace));
 }
+
+// ---- `cqlbench k8s run`: the control flow against the API server ----
+
+const NAMESPACE: &str = "cqlbench";
+
+impl Server {
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let output = self.kubectl(args);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            text(&output)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// An object as JSON, or `None` while it does not exist.
+    fn get_json(&self, kind: &str, name: &str) -> Option<serde_json::Value> {
+        let output = self.kubectl(&["get", kind, name, "-n", NAMESPACE, "-o", "json"]);
+        if !output.status.success() {
+            assert!(text(&output).contains("NotFound"), "{}", text(&output));
+            return None;
+        }
+        Some(serde_json::from_slice(&output.stdout).unwrap())
+    }
+
+    fn patch_status(&self, kind: &str, name: &str, status: serde_json::Value) {
+        let patch = serde_json::json!({ "status": status }).to_string();
+        self.kubectl_ok(&[
+            "patch",
+            kind,
+            name,
+            "-n",
+            NAMESPACE,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    }
+
+    /// Plays cass-operator: the datacenter's progress and Ready condition.
+    fn set_datacenter(&self, cluster: &str, progress: &str, ready: bool) {
+        let condition = serde_json::json!({
+            "type": "Ready", "status": if ready { "True" } else { "False" },
+            "reason": "", "message": "", "lastTransitionTime": "2026-11-22T20:00:00Z",
+        });
+        self.patch_status(
+            "k8ssandracluster",
+            cluster,
+            serde_json::json!({"datacenters": {"dc1": {"cassandra": {
+                "cassandraOperatorProgress": progress, "conditions": [condition]}}}}),
+        );
+    }
+
+    /// Plays the Job controller and the kubelets: one finished pod per completion index, each with
+    /// `briefs[i]` as its termination message, then the Job's final condition.
+    fn finish_job(&self, job: &str, briefs: &[serde_json::Value], failed: bool) {
+        for (index, brief) in briefs.iter().enumerate() {
+            let pod = format!("{job}-{index}-x{}", briefs.len());
+            let manifest = serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": NAMESPACE,
+                    "labels": {"job-name": job, "batch.kubernetes.io/job-name": job},
+                    "annotations": {"batch.kubernetes.io/job-completion-index": index.to_string()}},
+                "spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "cqlbench", "image": "registry.example/cqlbench:0.1.0"}]},
+            });
+            let file = self.dir.join(format!("{pod}.json"));
+            std::fs::write(&file, manifest.to_string()).unwrap();
+            self.kubectl_ok(&["create", "-f", &file.display().to_string()]);
+            let exit = i64::from(brief["status"] != "complete");
+            self.patch_status(
+                "pod",
+                &pod,
+                serde_json::json!({"phase": if exit == 0 { "Succeeded" } else { "Failed" },
+                    "containerStatuses": [{"name": "cqlbench", "ready": false, "restartCount": 0,
+                        "image": "registry.example/cqlbench:0.1.0", "imageID": "",
+                        "state": {"terminated": {"exitCode": exit, "message": brief.to_string(),
+                            "startedAt": "2026-11-22T20:00:00Z", "finishedAt": "2026-11-22T20:01:00Z"}}}]}),
+            );
+        }
+        let at = "2026-11-22T20:01:00Z";
+        let status = if failed {
+            serde_json::json!({"startTime": "2026-11-22T20:00:00Z", "failed": 1,
+                "conditions": [
+                    {"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded",
+                     "message": "Job has reached the specified backoff limit", "lastTransitionTime": at},
+                    {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                     "message": "Job has reached the specified backoff limit", "lastTransitionTime": at}]})
+        } else {
+            let indexes = match briefs.len() {
+                1 => "0".to_string(),
+                n => format!("0-{}", n - 1),
+            };
+            serde_json::json!({"startTime": "2026-11-22T20:00:00Z", "completionTime": at,
+                "succeeded": briefs.len(), "completedIndexes": indexes,
+                "conditions": [
+                    {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": at},
+                    {"type": "Complete", "status": "True", "lastTransitionTime": at}]})
+        };
+        self.patch_status("job", job, status);
+    }
+}
+
+fn wait_until<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(value) = found() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "waited 60 s for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A client's brief as `cqlbench run --brief-to` writes it.
+fn brief(client: u64, clients: u64, achieved: f64, failure: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "status": if failure.is_some() { "failed" } else { "complete" },
+        "failure": failure, "client_id": client, "clients": clients, "target_rate": null,
+        "achieved_rate": achieved, "rate_kept": false, "successful_ops": (achieved * 10.0) as u64,
+        "failed_ops": 0, "measured_start_unix_s": 1_795_300_000.0, "duration_s": 10.0,
+    })
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// `2026-11-22T20:00:05Z` → seconds since the epoch (whole seconds, UTC, as `k8s run` writes them).
+fn rfc3339_seconds(text: &str) -> f64 {
+    let out = Command::new("date")
+        .args(["-u", "-d", text, "+%s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "date cannot read {text:?}");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+fn jobs_of(server: &Server, cluster: &str) -> Vec<String> {
+    let selector = format!("cqlbench.io/cluster={cluster}");
+    server
+        .kubectl_ok(&[
+            "get", "jobs", "-n", NAMESPACE, "-l", &selector, "-o", "name",
+        ])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Plays one configuration through a `k8s run`: the datacenter becomes ready only when the test says
+/// so, then each Job is finished with the given clients' throughputs. Returns the latency Job's rate
+/// annotation.
+fn play_configuration(server: &Server, cluster: &str, max_rates: &[f64]) -> String {
+    wait_until(&format!("K8ssandraCluster {cluster}"), || {
+        server.get_json("k8ssandracluster", cluster)
+    });
+    server.set_datacenter(cluster, "Updating", false);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        jobs_of(server, cluster).is_empty(),
+        "a Job of {cluster} was created before its datacenter was ready"
+    );
+    server.set_datacenter(cluster, "Ready", true);
+
+    let populate = format!("{cluster}-populate");
+    wait_until(&populate, || server.get_json("job", &populate));
+    server.finish_job(&populate, &[brief(0, 1, 50_000.0, None)], false);
+
+    let max = format!("{cluster}-max");
+    let job = wait_until(&max, || server.get_json("job", &max));
+    let created = unix_now();
+    let annotations = &job["spec"]["template"]["metadata"]["annotations"];
+    let start_at = rfc3339_seconds(annotations["cqlbench.io/start-at"].as_str().unwrap());
+    assert!(
+        start_at > created - 1.0 && start_at < created + 4.0,
+        "{max} starts at {start_at}, created about {created} with --start-delay 2s"
+    );
+    let clients = max_rates.len() as u64;
+    let briefs: Vec<_> = (0..clients)
+        .map(|i| brief(i, clients, max_rates[i as usize], None))
+        .collect();
+    server.finish_job(&max, &briefs, false);
+
+    let latency = format!("{cluster}-p35");
+    let job = wait_until(&latency, || server.get_json("job", &latency));
+    let rate = job["spec"]["template"]["metadata"]["annotations"]["cqlbench.io/rate"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let briefs: Vec<_> = (0..clients)
+        .map(|i| brief(i, clients, 100.0, None))
+        .collect();
+    server.finish_job(&latency, &briefs, false);
+    wait_until(&format!("{cluster} deleted"), || {
+        server
+            .get_json("k8ssandracluster", cluster)
+            .is_none()
+            .then_some(())
+    });
+    rate
+}
+
+/// `cqlbench k8s run` with `--collect none` against a real API server, the test playing cass-operator,
+/// the Job controller and the kubelets: no Job before the datacenter is ready, Jobs one after the other,
+/// each Job's common start a little after its creation, the latency Job's rate 35 % of what the max
+/// Job's clients achieved together, each cluster deleted before the next, a failed client stopping the
+/// run with one line, and a second run keeping what the first finished.
+#[test]
+fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(&work.path().join("apiserver"));
+    let kubeconfig = server.dir.join("kubeconfig").display().to_string();
+    let out = work.path().join("results");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+            .args(["k8s", "run"])
+            .arg(repo().join("examples/k8s-gc.toml"))
+            .arg("-o")
+            .arg(&out)
+            .args(["--kubeconfig", &kubeconfig, "--collect", "none"])
+            .args([
+                "--start-delay",
+                "2s",
+                "--poll",
+                "200ms",
+                "--ready-timeout",
+                "90s",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = run();
+    // Pods need the namespace's default service account, which kube-controller-manager would create.
+    wait_until("namespace cqlbench", || {
+        server
+            .kubectl(&["get", "namespace", NAMESPACE])
+            .status
+            .success()
+            .then_some(())
+    });
+    server.kubectl_ok(&["create", "serviceaccount", "default", "-n", NAMESPACE]);
+
+    // 4 client pods (examples/k8s-gc.toml): 35 % of 1000 + 1100 + 1200 + 1300 = 1610.
+    let rate = play_configuration(&server, "k8s-gc-1", &[1000.0, 1100.0, 1200.0, 1300.0]);
+    assert_eq!(rate, "1610");
+    let rate = play_configuration(&server, "k8s-gc-2", &[2000.0, 2000.5, 2001.0, 1999.0]);
+    assert_eq!(rate, "2800", "35 % of 8000.5, whole ops/s");
+    assert_eq!(
+        jobs_of(&server, "k8s-gc-3"),
+        Vec::<String>::new(),
+        "configuration 3 waits for its datacenter"
+    );
+
+    // Configuration 3: one client of the max Job fails; the run stops there, saying who and why.
+    wait_until("K8ssandraCluster k8s-gc-3", || {
+        server.get_json("k8ssandracluster", "k8s-gc-3")
+    });
+    server.set_datacenter("k8s-gc-3", "Ready", true);
+    wait_until("k8s-gc-3-populate", || {
+        server.get_json("job", "k8s-gc-3-populate")
+    });
+    server.finish_job("k8s-gc-3-populate", &[brief(0, 1, 50_000.0, None)], false);
+    wait_until("k8s-gc-3-max", || server.get_json("job", "k8s-gc-3-max"));
+    let briefs = [
+        brief(0, 4, 900.0, None),
+        brief(1, 4, 900.0, None),
+        brief(2, 4, 0.0, Some("client thread 1 failed: connection reset")),
+        brief(3, 4, 900.0, None),
+    ];
+    server.finish_job("k8s-gc-3-max", &briefs, true);
+    let first = first.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "{}", text(&first));
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("Job k8s-gc-3-max failed: BackoffLimitExceeded")
+            && errors[0].contains("client 2 failed: client thread 1 failed: connection reset"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("k8s-gc-3-p35"),
+        "no latency Job after a failed max: {stderr}"
+    );
+    let briefs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("raw/k8s-gc-1/p35/briefs.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(briefs["rate"], 1610.0);
+    assert_eq!(briefs["briefs"].as_array().unwrap().len(), 4);
+    let max: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("raw/k8s-gc-2/max/briefs.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(max["achieved_rate"], 8000.5);
+
+    // A second run keeps the finished Jobs of configurations 1 and 2 and refuses to go past the
+    // failed one until it is deleted.
+    let second = run();
+    for cluster in ["k8s-gc-1", "k8s-gc-2", "k8s-gc-3"] {
+        wait_until(&format!("K8ssandraCluster {cluster} again"), || {
+            server.get_json("k8ssandracluster", cluster)
+        });
+        server.set_datacenter(cluster, "Ready", true);
+    }
+    let second = second.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{}", text(&second));
+    for job in [
+        "k8s-gc-1-populate",
+        "k8s-gc-1-max",
+        "k8s-gc-1-p35",
+        "k8s-gc-2-p35",
+    ] {
+        assert!(
+            stderr.contains(&format!("Job {job}: complete from an earlier run, kept")),
+            "{job}: {stderr}"
+        );
+    }
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: Job k8s-gc-3-max exists from an earlier run and failed")),
+        "{stderr}"
+    );
+    assert_eq!(
+        jobs_of(&server, "k8s-gc-1").len() + jobs_of(&server, "k8s-gc-2").len(),
+        6,
+        "no Job created twice"
+    );
+}

@@ -12,12 +12,14 @@
 //! # Ok::<(), cqlbench_k8s::K8sError>(())
 //! ```
 
+pub mod collect;
 pub mod delete;
 pub mod error;
 pub mod names;
 pub mod plan;
 pub mod quantity;
 pub mod render;
+pub mod run;
 pub mod yaml;
 
 pub use error::K8sError;

@@ -23,6 +23,8 @@ pub const GC_LOG: &str = "/var/lib/cassandra/gc.log";
 pub const START_AT_ANNOTATION: &str = "cqlbench.io/start-at";
 /// Pod-template annotation holding a sweep cell's rate, known only once the unthrottled cell has run.
 pub const RATE_ANNOTATION: &str = "cqlbench.io/rate";
+/// Kubernetes' default `terminationMessagePath`: a client writes its brief there (`--brief-to`).
+pub const TERMINATION_LOG: &str = "/dev/termination-log";
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -45,16 +47,23 @@ impl Manifest {
 }
 
 /// One load Job of a configuration.
-struct Cell {
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
     /// Part of the Job's name and of the results path: `populate`, `max`, `p35`, `r25000`, `r25000-2`.
-    name: String,
-    rate: CellRate,
+    pub name: String,
+    pub rate: CellRate,
     /// `None` for the populate step (which measures one operation).
-    duration: Option<Duration>,
-    warmup: Duration,
+    pub duration: Option<Duration>,
+    pub warmup: Duration,
+    /// The cell's directory in a campaign's layout (`max`, `0.35-of-max`, `25000`), as a local campaign
+    /// names it; `None` for the populate step, which is no cell of the tables.
+    pub label: Option<String>,
+    /// 1-based repeat when the plan repeats its cells.
+    pub repeat: Option<u32>,
 }
 
-enum CellRate {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CellRate {
     Unthrottled,
     Fixed(f64),
     /// A fraction of the maximum found by the configuration's `max` cell.
@@ -295,7 +304,8 @@ fn k8ssandra_cluster(plan: &K8sPlan, index: usize) -> Result<Value, K8sError> {
     }))
 }
 
-fn cells(plan: &K8sPlan) -> Vec<Cell> {
+/// The load Jobs of every configuration, in the order they run.
+pub fn cells(plan: &K8sPlan) -> Vec<Cell> {
     let load = &plan.plan.load;
     let mut cells = Vec::new();
     if load.populate > 0 {
@@ -304,8 +314,11 @@ fn cells(plan: &K8sPlan) -> Vec<Cell> {
             rate: CellRate::Unthrottled,
             duration: None,
             warmup: Duration::ZERO,
+            label: None,
+            repeat: None,
         });
     }
+    let repeat_of = |repeat: u32| (load.repeats > 1).then_some(repeat);
     let repeat_suffix = |repeat: u32| {
         if load.repeats > 1 {
             format!("-{repeat}")
@@ -322,6 +335,8 @@ fn cells(plan: &K8sPlan) -> Vec<Cell> {
                         rate: CellRate::Fixed(*rate),
                         duration: Some(load.duration),
                         warmup: load.warmup,
+                        label: Some(cqlbench_campaign::matrix::CellRate::Fixed(*rate).label()),
+                        repeat: repeat_of(repeat),
                     });
                 }
             }
@@ -336,6 +351,8 @@ fn cells(plan: &K8sPlan) -> Vec<Cell> {
                     rate: CellRate::Unthrottled,
                     duration: Some(*max_duration),
                     warmup: load.warmup,
+                    label: Some(cqlbench_campaign::matrix::CellRate::Max.label()),
+                    repeat: repeat_of(repeat),
                 });
             }
             for fraction in fractions {
@@ -349,6 +366,10 @@ fn cells(plan: &K8sPlan) -> Vec<Cell> {
                         rate: CellRate::OfMax(*fraction),
                         duration: Some(load.duration),
                         warmup: load.warmup,
+                        label: Some(
+                            cqlbench_campaign::matrix::CellRate::FractionOfMax(*fraction).label(),
+                        ),
+                        repeat: repeat_of(repeat),
                     });
                 }
             }
@@ -478,6 +499,9 @@ fn job(
         )
     };
     args.extend([
+        // The run's brief lands in the pod's status, where `k8s run` reads the max Job's throughput.
+        "--brief-to".into(),
+        TERMINATION_LOG.into(),
         "--host".into(),
         format!("{cluster}-{}-service", k8s.datacenter),
         "--dc".into(),
@@ -531,7 +555,7 @@ fn job(
     })
 }
 
-fn number_arg(value: f64) -> String {
+pub(crate) fn number_arg(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{}", value as i64)
     } else {

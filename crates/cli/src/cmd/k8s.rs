@@ -1,4 +1,5 @@
-//! `cqlbench k8s render PLAN.toml -o DIR [--start-at TIME]`
+//! `cqlbench k8s render PLAN.toml -o DIR [--start-at TIME]`, `cqlbench k8s run PLAN.toml -o DIR`,
+//! `cqlbench k8s delete PLAN.toml`
 
 use std::path::PathBuf;
 
@@ -30,7 +31,8 @@ Written to DIR (stable names, sorted keys; the same plan renders the same bytes)
 
 Client pods start their load at the pod template's cqlbench.io/start-at annotation (set with --start-at).
 A sweep's latency cells carry an empty cqlbench.io/rate annotation: their rate is a fraction
-(cqlbench.io/rate-fraction) of what the `max` Job measured, so fill it in before applying them.
+(cqlbench.io/rate-fraction) of what the `max` Job measured: `cqlbench k8s run` fills both in; with
+the files alone, fill them in before applying them.
 
 Examples:
   cqlbench k8s render examples/k8s-gc.toml -o k8s-gc --start-at 2026-11-23T09:00:00Z
@@ -46,9 +48,111 @@ pub struct K8sArgs {
 enum K8sCommand {
     /// Write a plan's Kubernetes manifests (K8ssandraClusters, load Jobs) to a directory
     Render(RenderArgs),
+    /// Run a plan's campaign on Kubernetes: per configuration, its K8ssandraCluster, the load Jobs in
+    /// order, the results and GC logs collected, then a report like a local campaign's
+    Run(RunArgs),
+    /// Build a campaign directory and its report from results collected by hand under DIR/raw (after
+    /// `k8s run --collect none`)
+    Report(ReportArgs),
     /// Delete what a plan's manifests create (Jobs, K8ssandraClusters, the results volume) and wait until
     /// it is gone; the namespace is kept
     Delete(DeleteArgs),
+}
+
+const RUN_HELP: &str = r#"What happens, one configuration at a time:
+  1. the namespace and the results volume are applied (server-side apply, field manager cqlbench);
+  2. the configuration's K8ssandraCluster is applied, and cqlbench waits until its datacenter is Ready;
+  3. on every Cassandra pod, the JVM's own GC log must say it runs the planned collector and heap
+     (`Using Shenandoah`, `Heap Max Capacity: 16G`), or nothing is loaded;
+  4. the load Jobs run one after the other (populate, max, then the latency cells); each Job's
+     clients start together --start-delay after its creation; a sweep's latency Job gets its
+     fraction of what the max Job's clients achieved (their briefs, read from the pods' status);
+  5. the clients' results (from the results volume, through a pod that mounts it) and every
+     Cassandra pod's GC log are copied to OUT/raw/ with `exec`;
+  6. the K8ssandraCluster is deleted (unless --keep-clusters), and the next configuration starts.
+At the end, OUT holds the same layout as a local campaign (clients merged exactly, per-node GC
+analysis of each cell) with report.md and report.html.
+
+A Job that already exists is not created again: a complete one is kept (so a second `k8s run`
+resumes), a running one is waited for, a failed one stops the run (delete it to run it again).
+
+--collect none reads nothing from inside pods (for clusters where exec is forbidden): steps 3
+and 5 are skipped, results stay on the volume and no report is written.
+
+Examples:
+  cqlbench k8s run examples/k8s-gc.toml -o k8s-gc-results
+  cqlbench k8s run examples/k8s-gc.toml -o k8s-gc-results --kubeconfig ~/.kube/eks --keep-clusters"#;
+
+#[derive(Debug, Args)]
+#[command(after_help = RUN_HELP)]
+struct RunArgs {
+    /// The plan (TOML): a campaign plan with a [k8s] table
+    #[arg(value_name = "PLAN.toml")]
+    plan: PathBuf,
+
+    /// Directory for the results and the report (created if missing)
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    out: PathBuf,
+
+    /// Kubeconfig file [default: KUBECONFIG, ~/.kube/config, or the pod's service account]
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+
+    /// How results and GC logs are read: exec (into the pods) or none
+    #[arg(long, value_name = "HOW", default_value = "exec")]
+    collect: String,
+
+    /// Time between a Job's creation and its clients' common start (pod scheduling, image pull)
+    #[arg(long = "start-delay", value_name = "DURATION", default_value = "60s")]
+    start_delay: String,
+
+    /// How long a datacenter may take to become ready (and to be deleted)
+    #[arg(long = "ready-timeout", value_name = "DURATION", default_value = "30m")]
+    ready_timeout: String,
+
+    /// How long a load Job may run beyond its start delay, warm-up and duration
+    #[arg(long = "job-slack", value_name = "DURATION", default_value = "15m")]
+    job_slack: String,
+
+    /// How long the populate Job may take
+    #[arg(
+        long = "populate-timeout",
+        value_name = "DURATION",
+        default_value = "6h"
+    )]
+    populate_timeout: String,
+
+    /// Keep each configuration's K8ssandraCluster when its Jobs are done
+    #[arg(long = "keep-clusters")]
+    keep_clusters: bool,
+
+    /// Between two looks at a cluster's or a Job's status
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    poll: String,
+}
+
+const REPORT_HELP: &str = r#"DIR/raw must hold what `k8s run` collects, as it was on the pods:
+  DIR/raw/<cluster>/<cell>/client-<i>/    each client's result directory, from the results volume
+                                          (/results/<cluster>/<cell>/client-<i>)
+  DIR/raw/<cluster>/nodes/<pod>/gc.log*   each Cassandra pod's GC log (/var/lib/cassandra/gc.log*)
+<cluster> is a configuration's K8ssandraCluster (k8s-gc-1, ...), <cell> a Job's cell (max, p35).
+For example:
+  kubectl -n cqlbench cp <a pod mounting cqlbench-results>:/results/k8s-gc-1 DIR/raw/k8s-gc-1
+  kubectl -n cqlbench cp k8s-gc-1-dc1-rack1-sts-0:/var/lib/cassandra/gc.log \
+      DIR/raw/k8s-gc-1/nodes/k8s-gc-1-dc1-rack1-sts-0/gc.log -c cassandra
+Then DIR/<config>/<rate>/ holds the clients merged and each node's GC analysis of the cell, and
+DIR/report.md and DIR/report.html the report, as after a local campaign."#;
+
+#[derive(Debug, Args)]
+#[command(after_help = REPORT_HELP)]
+struct ReportArgs {
+    /// The plan (TOML) the results were run with
+    #[arg(value_name = "PLAN.toml")]
+    plan: PathBuf,
+
+    /// The results directory (with raw/ below it)
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -85,8 +189,84 @@ struct RenderArgs {
 pub fn execute(args: K8sArgs) -> Result<()> {
     match args.command {
         K8sCommand::Render(args) => render(args),
+        K8sCommand::Run(args) => run(args),
+        K8sCommand::Report(args) => report(args),
         K8sCommand::Delete(args) => delete(args),
     }
+}
+
+fn duration_arg(name: &str, text: &str) -> Result<std::time::Duration> {
+    cqlbench_units::parse_duration(text).map_err(|e| anyhow::anyhow!("--{name}: {e}"))
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    use cqlbench_k8s::run::{Collect, RunOptions};
+    let collect = match args.collect.as_str() {
+        "exec" => Collect::Exec,
+        "none" => Collect::None,
+        other => anyhow::bail!("--collect {other:?}: expected exec or none"),
+    };
+    let mut options = RunOptions::new(args.out.clone());
+    options.collect = collect;
+    options.start_delay = duration_arg("start-delay", &args.start_delay)?;
+    options.ready_timeout = duration_arg("ready-timeout", &args.ready_timeout)?;
+    options.job_slack = duration_arg("job-slack", &args.job_slack)?;
+    options.populate_timeout = duration_arg("populate-timeout", &args.populate_timeout)?;
+    options.poll = duration_arg("poll", &args.poll)?;
+    options.keep_clusters = args.keep_clusters;
+    if options.poll.is_zero() {
+        anyhow::bail!("--poll must be longer than 0");
+    }
+    let plan = cqlbench_k8s::load_plan(&args.plan)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(async {
+        let client = cqlbench_k8s::delete::client(args.kubeconfig.as_deref()).await?;
+        let mut progress = |line: &str| eprintln!("{line}");
+        cqlbench_k8s::run::run(&client, &plan, &options, &mut progress).await
+    })?;
+    let created = outcome.jobs.iter().filter(|j| j.created).count();
+    println!(
+        "{} Job(s) done ({created} run now, {} kept from an earlier run)",
+        outcome.jobs.len(),
+        outcome.jobs.len() - created
+    );
+    for job in &outcome.jobs {
+        let rate = job
+            .rate
+            .map_or("unthrottled".to_string(), |r| format!("at {r} ops/s"));
+        println!(
+            "  {}: {rate}, achieved {:.1} ops/s over {} client(s)",
+            job.job,
+            job.achieved_rate,
+            job.briefs.len()
+        );
+    }
+    if outcome.collected {
+        println!("results and report: {}", args.out.display());
+    } else {
+        println!(
+            "briefs in {}; results are on the volume cqlbench-results (--collect none)",
+            args.out.join("raw").display()
+        );
+    }
+    Ok(())
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let plan = cqlbench_k8s::load_plan(&args.plan)?;
+    let raw = args.dir.join("raw");
+    if !raw.is_dir() {
+        anyhow::bail!(
+            "{} does not exist: the collected results go there (see `cqlbench k8s report --help`)",
+            raw.display()
+        );
+    }
+    let mut progress = |line: &str| eprintln!("{line}");
+    cqlbench_k8s::collect::assemble(&plan, &args.dir, &mut progress)?;
+    println!("results and report: {}", args.dir.display());
+    Ok(())
 }
 
 fn delete(args: DeleteArgs) -> Result<()> {

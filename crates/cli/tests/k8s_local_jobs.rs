@@ -1,0 +1,318 @@
+//! The load Jobs that `cqlbench k8s render` writes, run for real: every client pod's command line, as
+//! rendered, is run as a local process against a real Cassandra node (127.0.12.1) — the completion index,
+//! the common start and the latency cell's rate filled in as Kubernetes and `k8s run` fill them — then
+//! the results are laid out as `k8s run` collects them (clients' directories from the results volume,
+//! the node's GC log as a pod's) and `cqlbench k8s report` turns them into a campaign directory and its
+//! report. What Kubernetes itself does (scheduling, exec, the operator) is not here: see k8s_apiserver.
+
+mod run_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use run_support::{cqlbench_ok, f64_at, read_summary, TestNode};
+use serde_json::Value;
+
+const CLUSTER: &str = "k8s-jobs-1";
+const POD: &str = "k8s-jobs-1-datacenter1-rack1-sts-0";
+
+fn plan_text() -> String {
+    format!(
+        r#"[cluster]
+nodes = 1
+cassandra = "{version}"
+heap = "1G"
+
+[[config]]
+name = "G1 local"
+gc = "g1"
+
+[load]
+workload = "KeyValue"
+args = "--keyspace k8s_jobs -t 1 -c 16 --populate 2000"
+duration = "6s"
+warmup = "2s"
+
+[sweep]
+fractions = [0.35]
+max-duration = "6s"
+
+[k8s]
+namespace = "cqlbench"
+storage-class = "standard"
+storage-size = "10Gi"
+cpu = "2"
+memory = "4Gi"
+datacenter = "datacenter1"
+client-pods = 2
+image = "registry.example/cqlbench:0.1.0"
+"#,
+        version = cqlbench_cluster::ClusterSpec::default().cassandra_version
+    )
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn rfc3339(unix_s: u64) -> String {
+    let out = Command::new("date")
+        .args(["-u", "-d", &format!("@{unix_s}"), "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// One client pod's command line as Kubernetes would run it: `$(VAR)` references replaced from the
+/// pod's environment, the Cassandra service by the test node, the results volume by `raw`.
+fn pod_command(
+    job: &Value,
+    index: usize,
+    env: &[(&str, String)],
+    host: &str,
+    raw: &Path,
+    brief: &Path,
+) -> Command {
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let mut args: Vec<String> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    for arg in &mut args {
+        *arg = arg.replace("$(JOB_COMPLETION_INDEX)", &index.to_string());
+        for (name, value) in env {
+            *arg = arg.replace(&format!("$({name})"), value);
+        }
+        assert!(!arg.contains("$("), "unfilled reference in {arg}");
+    }
+    let replace_after = |args: &mut Vec<String>, flag: &str, value: String| {
+        let at = args
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("{flag} in {args:?}"));
+        args[at + 1] = value;
+    };
+    let service = args[args.iter().position(|a| a == "--host").unwrap() + 1].clone();
+    assert_eq!(service, format!("{CLUSTER}-datacenter1-service"));
+    replace_after(&mut args, "--host", host.to_string());
+    let out = args[args.iter().position(|a| a == "-o").unwrap() + 1].clone();
+    let relative = out
+        .strip_prefix("/results/")
+        .expect("results on the volume");
+    replace_after(&mut args, "-o", raw.join(relative).display().to_string());
+    replace_after(&mut args, "--brief-to", brief.display().to_string());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
+    command
+        .args(&args)
+        .env_remove("CQLBENCH_USERNAME")
+        .env_remove("CQLBENCH_PASSWORD")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs every pod of a Job at once and returns their briefs.
+fn run_job(
+    job: &Value,
+    env: &[(&str, String)],
+    host: &str,
+    raw: &Path,
+    briefs: &Path,
+) -> Vec<Value> {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let pods = job["spec"]["completions"].as_u64().unwrap() as usize;
+    let children: Vec<(PathBuf, Child)> = (0..pods)
+        .map(|index| {
+            let brief = briefs.join(format!("{name}-{index}.json"));
+            let child = pod_command(job, index, env, host, raw, &brief)
+                .spawn()
+                .unwrap();
+            (brief, child)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(brief, child)| {
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let text = std::fs::read_to_string(&brief).unwrap();
+            assert_eq!(text.lines().count(), 1, "a brief is one line: {text}");
+            assert!(text.len() < 4096, "a brief fits a termination message");
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
+    let node = TestNode::start("k8s-jobs", "127.0.12.1");
+    let work = tempfile::tempdir().unwrap();
+    let plan_path = work.path().join("k8s-jobs.toml");
+    std::fs::write(&plan_path, plan_text()).unwrap();
+    let plan = cqlbench_k8s::load_plan(&plan_path).unwrap();
+    let manifests = cqlbench_k8s::render(&plan, &cqlbench_k8s::RenderOptions::default()).unwrap();
+    let jobs: Vec<&Value> = manifests
+        .iter()
+        .map(|m| &m.object)
+        .filter(|o| o["kind"] == "Job")
+        .collect();
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["k8s-jobs-1-populate", "k8s-jobs-1-max", "k8s-jobs-1-p35"]
+    );
+
+    let out = work.path().join("results");
+    let raw = out.join("raw");
+    let briefs_dir = work.path().join("briefs");
+    std::fs::create_dir_all(&briefs_dir).unwrap();
+
+    let populate = run_job(jobs[0], &[], &node.host, &raw, &briefs_dir);
+    assert_eq!(populate[0]["status"], "complete");
+
+    let start = rfc3339(unix_now() + 3);
+    let max = run_job(
+        jobs[1],
+        &[("CQLBENCH_START_AT", start)],
+        &node.host,
+        &raw,
+        &briefs_dir,
+    );
+    let max_rate: f64 = max
+        .iter()
+        .map(|b| b["achieved_rate"].as_f64().unwrap())
+        .sum();
+    assert!(max_rate > 100.0, "max briefs: {max:?}");
+    let rate = (0.35 * max_rate).round();
+
+    let start = rfc3339(unix_now() + 3);
+    let latency = run_job(
+        jobs[2],
+        &[
+            ("CQLBENCH_START_AT", start),
+            ("CQLBENCH_RATE", format!("{rate}")),
+        ],
+        &node.host,
+        &raw,
+        &briefs_dir,
+    );
+    for (client, brief) in latency.iter().enumerate() {
+        assert_eq!(brief["status"], "complete", "{brief}");
+        assert_eq!(brief["client_id"], client as u64);
+        assert_eq!(brief["clients"], 2);
+        assert_eq!(brief["target_rate"].as_f64(), Some(rate / 2.0), "{brief}");
+        // The brief says what the client's own summary.json says.
+        let summary = read_summary(&raw.join(format!("{CLUSTER}/p35/client-{client}")));
+        assert_eq!(brief["achieved_rate"], summary["achieved_rate"]);
+        assert_eq!(
+            brief["measured_start_unix_s"],
+            summary["measured_start_unix_s"]
+        );
+    }
+
+    // The node's GC log, as `kubectl cp` would copy a pod's (no pod.json: nothing but the log).
+    let state = cqlbench_cluster::ClusterState::load(&node.home, &node.name)
+        .unwrap()
+        .unwrap();
+    let pod_dir = raw.join(CLUSTER).join("nodes").join(POD);
+    std::fs::create_dir_all(&pod_dir).unwrap();
+    std::fs::copy(&state.nodes[0].gc_log, pod_dir.join("gc.log")).unwrap();
+
+    cqlbench_ok(&[
+        "k8s",
+        "report",
+        plan_path.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+
+    for (cell, briefs) in [("max", &max), ("0.35-of-max", &latency)] {
+        let dir = out.join("G1-local").join(cell);
+        let merged = read_summary(&dir);
+        assert_eq!(merged["clients"], 2, "{cell}");
+        let client_ops: f64 = briefs
+            .iter()
+            .map(|b| b["successful_ops"].as_f64().unwrap())
+            .sum();
+        let merged_ops: f64 = ["write", "read"]
+            .iter()
+            .map(|op| merged["ops"][op]["count"].as_f64().unwrap_or(0.0))
+            .sum();
+        assert_eq!(merged_ops, client_ops, "{cell}: merged operations");
+        if cell != "max" {
+            assert_eq!(f64_at(&merged, "target_rate"), rate, "{cell}");
+        }
+        let figures: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("node1/figures.json")).unwrap())
+                .unwrap();
+        assert_eq!(figures["collector"], "Using G1", "{cell}: {figures}");
+        assert!(
+            figures["gc_log_lines"].as_u64().unwrap() > 0,
+            "{cell}: {figures}"
+        );
+        // The window's lines are the node's lines stamped inside the merged measured phase.
+        let window_start = f64_at(&merged, "measured_start_unix_s");
+        let window_end = window_start + f64_at(&merged, "duration_s");
+        let mut minutes = std::collections::HashMap::new();
+        let expected = std::fs::read_to_string(&state.nodes[0].gc_log)
+            .unwrap()
+            .lines()
+            .filter(|line| {
+                let stamp = line.strip_prefix('[').and_then(|l| l.split(']').next());
+                stamp
+                    .and_then(|s| iso_seconds(s, &mut minutes))
+                    .is_some_and(|t| t >= window_start && t <= window_end)
+            })
+            .count() as u64;
+        assert_eq!(
+            figures["gc_log_lines"].as_u64().unwrap(),
+            expected,
+            "{cell}"
+        );
+        let analysis: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("node1/gc-analysis.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(analysis["unparsed_lines"], 0, "{cell}");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("G1 local"), "{report}");
+    assert!(out.join("report.html").is_file());
+    let tables = std::fs::read_to_string(out.join("tables.txt")).unwrap();
+    assert!(
+        tables.contains("G1 local") && tables.contains("max"),
+        "{tables}"
+    );
+    // The collected files below raw/ are no configuration of the tables.
+    assert!(
+        !tables.contains("raw") && !tables.contains(CLUSTER),
+        "{tables}"
+    );
+}
+
+/// `2026-11-22T19:35:00.123+0000` → seconds since the epoch; `date` reads each minute once.
+fn iso_seconds(text: &str, minutes: &mut std::collections::HashMap<String, f64>) -> Option<f64> {
+    let minute = text.get(..16)?;
+    let seconds: f64 = text.get(17..23)?.parse().ok()?;
+    let zone = text.get(23..)?;
+    if !minutes.contains_key(minute) {
+        let out = Command::new("date")
+            .args(["-u", "-d", &format!("{minute}:00{zone}"), "+%s"])
+            .output()
+            .ok()?;
+        let base: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        minutes.insert(minute.to_string(), base);
+    }
+    Some(minutes[minute] + seconds)
+}
