@@ -6,8 +6,8 @@ use std::io::Write;
 use hdrhistogram::Histogram;
 
 use crate::parse::{
-    continue_collection, parse_line_lazily, CollectionProgress, Event, Format, HeapChange, Stamp,
-    StampAt,
+    continue_collection, is_jdk8_young_kind, is_remark_kind, jdk8_young_kind, parse_line_lazily,
+    CollectionProgress, Event, Format, HeapChange, Stamp, StampAt, REMARK_WITH_SCAVENGE,
 };
 use crate::report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
@@ -276,10 +276,15 @@ struct OpenCollection {
 }
 
 impl OpenCollection {
-    /// A CMS remark cut by the young collection of -XX:+CMSScavengeBeforeRemark: that collection
-    /// runs inside the remark's pause.
-    fn contains_a_scavenge(&self, kind: &str) -> bool {
-        self.kind == "Remark" && kind == "Young"
+    /// Takes in a collection that begins while this one is open, if it runs inside this one's
+    /// pause: the young collection of -XX:+CMSScavengeBeforeRemark inside a CMS remark, which is
+    /// then named after both (`Remark (with scavenge)`).
+    fn take_in_scavenge(&mut self, kind: &str) -> bool {
+        if !(is_remark_kind(&self.kind) && is_jdk8_young_kind(kind)) {
+            return false;
+        }
+        REMARK_WITH_SCAVENGE.clone_into(&mut self.kind);
+        true
     }
 }
 
@@ -506,7 +511,7 @@ impl<'w> Analyzer<'w> {
         epoch: Option<i64>,
     ) {
         if let Some(open) = self.open_collection.as_mut() {
-            if open.contains_a_scavenge(kind) {
+            if open.take_in_scavenge(kind) {
                 open.progress.open_brackets += progress.open_brackets;
                 return;
             }
@@ -533,6 +538,7 @@ impl<'w> Analyzer<'w> {
         open.progress.open_brackets = step.open_brackets;
         open.progress.heap = step.heap.or(open.progress.heap);
         open.progress.old_generation |= step.old_generation;
+        open.progress.promotion_failed |= step.promotion_failed;
         if step.open_brackets > 0 {
             return;
         }
@@ -543,10 +549,11 @@ impl<'w> Analyzer<'w> {
             self.unfinished_collections += 1;
             return;
         };
-        // A young collection that fell back to collecting the old generation (promotion failure,
-        // concurrent mode failure) is a full collection in all but name.
-        let kind = if open.progress.old_generation && open.kind == "Young" {
-            "Full".to_owned()
+        // A young collection that went on to collect the old generation (promotion failure,
+        // concurrent mode failure) is one stop named after both: the text that says so may come on
+        // any of its lines.
+        let kind = if is_jdk8_young_kind(&open.kind) {
+            jdk8_young_kind(open.progress.promotion_failed, open.progress.old_generation).to_owned()
         } else {
             open.kind
         };
@@ -565,9 +572,10 @@ impl<'w> Analyzer<'w> {
     /// collection of a scavenge before remark, printed whole on its own line (PrintHeapAtGC).
     /// Any other collection means the open one lost its end.
     fn inside_open_collection(&mut self, kind: &str) -> bool {
-        let inside = self.open_collection.as_ref().is_some_and(|open| {
-            open.contains_a_scavenge(kind) || (open.kind == "Remark" && kind == "Remark")
-        });
+        let inside = self
+            .open_collection
+            .as_mut()
+            .is_some_and(|open| open.take_in_scavenge(kind));
         if !inside {
             self.abandon_open_collection();
         }

@@ -11,7 +11,9 @@
 //! inside safepoints, so when a log has safepoint lines they are the stopped intervals and pause lines
 //! are not counted again; a collection run inside another's pause (JDK 9–16 Serial and CMS log the
 //! full collection of a failed promotion as `GC(n+1) Pause Full` just before the `GC(n) Pause Young`
-//! that contains it) is one stop, counted once under a kind naming both (`Young + Full`). A JDK 8
+//! that contains it) is one stop, counted once under a kind naming both (`Young + Full`; on JDK 8
+//! also `Young (promotion failed) + Full`, and `Remark (with scavenge)` for a CMS remark that runs
+//! the young collection of CMSScavengeBeforeRemark inside its pause). A JDK 8
 //! collection is one bracketed text that other flags (PrintHeapAtGC, PrintTenuringDistribution,
 //! PrintFLSStatistics, PrintCMSInitiationStatistics, CMSScavengeBeforeRemark) may tear over many
 //! lines: it is put back together by its brackets, and what cannot be is counted, never dropped silently.

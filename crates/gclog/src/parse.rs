@@ -907,8 +907,9 @@ fn is_shenandoah_backport_status(message: &[u8]) -> bool {
     PREFIXES.iter().any(|prefix| starts_with(message, prefix))
 }
 
-/// A young collection that fell back to collecting the old generation (CMS concurrent mode failure,
-/// Serial's young collection turning into a Tenured one) is a full collection in all but name.
+/// The text shows the old generation collected: a young collection that fell back to it (CMS
+/// concurrent mode failure, Serial's young collection turning into a Tenured one) ran a full
+/// collection inside its pause (see [`jdk8_young_kind`]).
 fn collected_old_generation(body: &[u8]) -> bool {
     find(body, b"[CMS:").is_some()
         || find(body, b"[Tenured:").is_some()
@@ -963,7 +964,7 @@ fn jdk8_collection(message: &[u8]) -> Option<Event<'_>> {
         });
     }
     let progress = continue_collection(message, 0);
-    let kind = jdk8_kind(message, progress.old_generation);
+    let kind = jdk8_kind(message, &progress);
     match progress.closed_after_ns {
         Some(duration_ns) => Some(Event::Pause {
             kind,
@@ -990,6 +991,8 @@ pub struct CollectionProgress {
     pub heap: Option<HeapChange>,
     /// The text shows the old generation collected (`[CMS:`, `[Tenured:`, concurrent mode failure).
     pub old_generation: bool,
+    /// The text shows a young collection that failed to promote (`(promotion failed)`).
+    pub promotion_failed: bool,
 }
 
 /// Reads a piece of a JDK 8 collection's text, starting with `open_brackets` brackets open.
@@ -1005,6 +1008,7 @@ pub fn continue_collection(piece: &[u8], open_brackets: i32) -> CollectionProgre
         closed_after_ns: None,
         heap: None,
         old_generation: collected_old_generation(piece),
+        promotion_failed: failed_promotion(piece),
     };
     let mut index = 0;
     while index < piece.len() {
@@ -1016,6 +1020,7 @@ pub fn continue_collection(piece: &[u8], open_brackets: i32) -> CollectionProgre
                     progress.open_brackets = 0;
                     progress.closed_after_ns = secs_before(&piece[..index]);
                     progress.old_generation = collected_old_generation(&piece[..index]);
+                    progress.promotion_failed = failed_promotion(&piece[..index]);
                     return progress;
                 }
             }
@@ -1062,29 +1067,74 @@ fn secs_before(text: &[u8]) -> Option<i64> {
     decimal_to_ns(&number[start..], 1_000_000_000).filter(|ns| *ns <= MAX_DURATION_NS)
 }
 
-fn jdk8_kind(body: &[u8], old_generation: bool) -> &'static str {
+fn jdk8_kind(body: &[u8], progress: &CollectionProgress) -> &'static str {
+    let young_inside = contains_young_collection(body);
     if starts_with(body, b"[Full GC") {
         "Full"
     } else if starts_with(body, b"[GC (CMS Initial Mark)")
         || is_jdk7_cms_phase(body, b"CMS-initial-mark")
     {
         "Initial Mark"
-    } else if starts_with(body, b"[GC (CMS Final Remark)")
-        || starts_with(body, b"[GC remark")
+    } else if starts_with(body, b"[GC remark")
         || is_jdk7_cms_phase(body, b"CMS-remark")
-        // The remark's opening, cut by the young collection of -XX:+CMSScavengeBeforeRemark.
+        // A CMS remark opens with its `[YG occupancy: …]`, whatever cuts it afterwards.
         || find(body, b"[YG occupancy:").is_some()
     {
-        "Remark"
+        if young_inside {
+            REMARK_WITH_SCAVENGE
+        } else {
+            REMARK
+        }
+    } else if starts_with(body, b"[GC (CMS Final Remark)") && !young_inside {
+        REMARK
     } else if starts_with(body, b"[GC cleanup") {
         "Cleanup"
     } else if starts_with(body, b"[GC pause") && find(body, b"(mixed)").is_some() {
         "Mixed"
-    } else if old_generation {
-        "Full"
     } else {
-        "Young"
+        // Also -XX:+CMSScavengeBeforeRemark's young collection printed on a line of its own, under
+        // the remark's cause (`[GC (CMS Final Remark) 20.000: [ParNew: …`).
+        jdk8_young_kind(progress.promotion_failed, progress.old_generation)
     }
+}
+
+/// A CMS final remark.
+pub(crate) const REMARK: &str = "Remark";
+/// A CMS final remark that ran the young collection of -XX:+CMSScavengeBeforeRemark inside its
+/// pause: one stop, named after both.
+pub(crate) const REMARK_WITH_SCAVENGE: &str = "Remark (with scavenge)";
+
+/// The kind of a JDK 8 young collection. One that collected the old generation inside its pause
+/// (ParNew or DefNew, then `[CMS:`, `[Tenured:` or a concurrent mode failure) is one stop named
+/// after both, as unified logs name the nested case (`Young + Full`); `(promotion failed)` says
+/// why the old generation had to be collected, when the log says so.
+pub(crate) fn jdk8_young_kind(promotion_failed: bool, old_generation: bool) -> &'static str {
+    match (promotion_failed, old_generation) {
+        (false, false) => "Young",
+        (true, false) => "Young (promotion failed)",
+        (false, true) => "Young + Full",
+        (true, true) => "Young (promotion failed) + Full",
+    }
+}
+
+/// Whether a kind from [`jdk8_kind`] is a young collection (of any of [`jdk8_young_kind`]'s names).
+pub(crate) fn is_jdk8_young_kind(kind: &str) -> bool {
+    kind.starts_with("Young")
+}
+
+/// Whether a kind from [`jdk8_kind`] is a CMS final remark, with or without a scavenge inside.
+pub(crate) fn is_remark_kind(kind: &str) -> bool {
+    kind == REMARK || kind == REMARK_WITH_SCAVENGE
+}
+
+/// The text of a young collection of ParNew or Serial (DefNew) inside the collection's text.
+fn contains_young_collection(body: &[u8]) -> bool {
+    find(body, b"[ParNew").is_some() || find(body, b"[DefNew").is_some()
+}
+
+/// `[ParNew (promotion failed): …`, `[ParNew (0: promotion failure size = 11863)  (promotion failed)`.
+fn failed_promotion(body: &[u8]) -> bool {
+    find(body, b"(promotion failed)").is_some()
 }
 
 /// Without PrintGCCause (JDK 7) CMS's pauses read `[GC [1 CMS-initial-mark: …` and
@@ -1290,6 +1340,36 @@ mod tests {
         );
         assert_eq!((open.open_brackets, open.closed_after_ns), (1, None));
         assert_eq!(open.heap.map(|heap| heap.after), Some(36167.0 * 1024.0));
+    }
+
+    #[test]
+    fn jdk8_collections_inside_others_are_named_after_both() {
+        let cases = [
+            ("30.000: [GC (CMS Final Remark) [YG occupancy: 240000 K (368640 K)]30.000: [Rescan (parallel) , 0.0412000 secs][1 CMS-remark: 1870000K(3686400K)] 1900000K(4055040K), 0.0621234 secs] [Times: user=0.60 sys=0.01, real=0.06 secs]",
+                "Remark"),
+            ("30.000: [GC (CMS Final Remark) [YG occupancy: 240000 K (368640 K)]30.000: [GC (CMS Final Remark) 30.000: [ParNew: 240000K->30000K(368640K), 0.0731000 secs] 2110000K->1900000K(4055040K), 0.0732500 secs] [Times: user=0.25 sys=0.01, real=0.07 secs] 30.073: [Rescan (parallel) , 0.0412000 secs][1 CMS-remark: 1870000K(3686400K)] 1900000K(4055040K), 0.2021234 secs] [Times: user=0.60 sys=0.01, real=0.20 secs]",
+                "Remark (with scavenge)"),
+            // The same young collection on a line of its own (PrintHeapAtGC cut the remark).
+            ("20.000: [GC (CMS Final Remark) 20.000: [ParNew: 200000K->25000K(368640K), 0.0501000 secs] 218000K->43000K(4055040K), 0.0502000 secs] [Times: user=0.18 sys=0.00, real=0.05 secs]",
+                "Young"),
+            ("20.000: [GC (Allocation Failure) 20.000: [ParNew (promotion failed): 368640K->368640K(368640K), 0.9000000 secs]20.900: [CMS: 3600000K->1500000K(3686400K), 5.1000000 secs] 3968640K->1500000K(4055040K), [Metaspace: 20480K->20480K(1069056K)], 6.0012345 secs] [Times: user=7.10 sys=0.05, real=6.00 secs]",
+                "Young (promotion failed) + Full"),
+            // Opened on one line: the old generation's collection is still to come.
+            ("20.000: [GC (Allocation Failure) 20.000: [ParNew (0: promotion failure size = 11863)  (promotion failed)",
+                "Young (promotion failed)"),
+            ("0.900: [GC (Allocation Failure) 0.900: [DefNew: 4928K->4928K(4928K), 0.0000200 secs]0.900: [Tenured: 9000K->6000K(10944K), 0.0200000 secs] 13928K->6000K(15872K), [Metaspace: 2600K->2600K(1056768K)], 0.0202000 secs] [Times: user=0.02 sys=0.00, real=0.02 secs]",
+                "Young + Full"),
+            ("1.300: [Full GC (System.gc()) 1.300: [Tenured: 6000K->5000K(10944K), 0.0150000 secs] 8000K->5000K(15872K), [Metaspace: 2600K->2600K(1056768K)], 0.0151000 secs] [Times: user=0.01 sys=0.00, real=0.02 secs]",
+                "Full"),
+        ];
+        for (line, expected) in cases {
+            match event(line) {
+                Event::Pause { kind, .. } | Event::PauseBegin { kind, .. } => {
+                    assert_eq!(kind, expected, "{line}");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -131,10 +131,18 @@ impl fmt::Display for Report {
             "Pauses ({}): {} totalling {:.3} ms; max {:.3} ms, p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
             pauses.source, pauses.count, pauses.total_ms, pauses.max_ms, pauses.p50_ms, pauses.p99_ms, pauses.p999_ms
         )?;
+        // Nested collections have long names (`Young (promotion failed) + Full`): the column fits them.
+        let width = pauses
+            .by_kind
+            .keys()
+            .map(|kind| kind.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(24);
         for (kind, stats) in &pauses.by_kind {
             writeln!(
                 f,
-                "  {kind:<24} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
+                "  {kind:<width$} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
                 stats.count, stats.total_ms, stats.max_ms
             )?;
         }

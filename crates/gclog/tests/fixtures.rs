@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use cqlbench_gclog::{analyze, GcLogError, Input, Report};
 use serde_json::Value;
@@ -41,17 +42,25 @@ fn parts_of(expected: &Path) -> Vec<PathBuf> {
     }
 }
 
-fn expected_files() -> Vec<PathBuf> {
+/// The files named `*.EXTENSION` directly in `root`'s subdirectories `dirs`, in name order.
+fn files_in(root: &Path, dirs: &[&str], extension: &str) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["unified", "jdk8", "cassandra"] {
-        for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
+    for dir in dirs {
+        for entry in fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "expected") {
+            if path.extension().is_some_and(|e| e == extension) {
                 files.push(path);
             }
         }
     }
     files.sort();
+    files
+}
+
+const EXPECTED_DIRS: [&str; 3] = ["unified", "jdk8", "cassandra"];
+
+fn expected_files() -> Vec<PathBuf> {
+    let files = files_in(&fixtures(), &EXPECTED_DIRS, "expected");
     assert!(files.len() >= 30, "fixtures missing: {files:?}");
     files
 }
@@ -105,6 +114,80 @@ fn every_fixture_matches_its_awk_derived_figures() {
     assert!(checked > 500, "only {checked} figures checked");
 }
 
+/// Copies a directory tree (the fixtures are plain files and directories).
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A `.expected` file's lines in order: awk lists the pause kinds in its own hash order, which
+/// another awk may change without changing any figure.
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn committed_expected_files_are_what_the_awk_scripts_derive_from_the_logs() {
+    // The .expected files are only as independent as the awk scripts that wrote them: re-run
+    // regenerate-expected.sh on a copy of the fixtures and require the same figures, so that a
+    // hand-edited .expected file, a log changed without re-deriving, or a script changed without
+    // regenerating fails here. Needs sh, awk and gzip (Debian has them): missing ones fail.
+    let awk = Command::new("awk").args(["BEGIN { exit 0 }"]).status();
+    assert!(
+        awk.as_ref().is_ok_and(|status| status.success()),
+        "awk is needed to re-derive the expected figures: {awk:?}"
+    );
+    let copy = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures(), copy.path());
+    let output = Command::new("sh")
+        .arg("regenerate-expected.sh")
+        .current_dir(copy.path())
+        .output()
+        .expect("sh runs regenerate-expected.sh");
+    assert!(
+        output.status.success(),
+        "regenerate-expected.sh failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let derived_files = files_in(copy.path(), &EXPECTED_DIRS, "expected");
+    let mut failures = Vec::new();
+    for derived_path in &derived_files {
+        let name = derived_path.strip_prefix(copy.path()).unwrap();
+        let derived = fs::read_to_string(derived_path).unwrap();
+        let Ok(committed) = fs::read_to_string(fixtures().join(name)) else {
+            failures.push(format!("{}: not committed", name.display()));
+            continue;
+        };
+        let (derived, committed) = (sorted_lines(&derived), sorted_lines(&committed));
+        if derived != committed {
+            let only_derived: Vec<_> = derived.iter().filter(|l| !committed.contains(l)).collect();
+            let only_committed: Vec<_> =
+                committed.iter().filter(|l| !derived.contains(l)).collect();
+            failures.push(format!(
+                "{}: awk derives {only_derived:?}, the committed file says {only_committed:?}",
+                name.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(derived_files.len(), expected_files().len());
+    // Every JDK 8 log was re-derived.
+    let jdk8_logs = files_in(&fixtures(), &["jdk8"], "log");
+    let jdk8_derived = files_in(copy.path(), &["jdk8"], "expected");
+    assert!(jdk8_logs.len() >= 12, "only {} JDK 8 logs", jdk8_logs.len());
+    assert_eq!(jdk8_derived.len(), jdk8_logs.len());
+}
+
 fn unified(name: &str) -> PathBuf {
     fixtures().join("unified").join(name)
 }
@@ -121,16 +204,7 @@ fn count_lines(path: &Path, needles: &[&str]) -> u64 {
 }
 
 fn real_logs() -> Vec<PathBuf> {
-    let mut logs = Vec::new();
-    for dir in ["unified", "cassandra"] {
-        for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "log") {
-                logs.push(path);
-            }
-        }
-    }
-    logs
+    files_in(&fixtures(), &["unified", "cassandra"], "log")
 }
 
 #[test]
