@@ -275,6 +275,16 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
         "9 Jobs, 3 clusters, 1 claim: {:?}",
         objects()
     );
+    // The pod `k8s run` reads the results volume through, as a stopped run would leave it.
+    server.kubectl_ok(&["create", "serviceaccount", "default", "-n", NAMESPACE]);
+    server.kubectl_ok(&[
+        "run",
+        "cqlbench-fetch",
+        "-n",
+        NAMESPACE,
+        "--image=registry.example/cqlbench:0.1.0",
+        "--restart=Never",
+    ]);
     let patched = server.kubectl(&[
         "patch",
         "k8ssandracluster",
@@ -301,6 +311,11 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     assert!(!first.status.success(), "{}", text(&first));
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        stderr.contains("deleted Pod cqlbench/cqlbench-fetch"),
+        "{stderr}"
+    );
+    assert!(server.get_json("pod", "cqlbench-fetch").is_none());
     assert!(
         errors[0].contains("still there after 2 s")
             && errors[0].contains(
@@ -350,7 +365,7 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     assert!(second.status.success(), "{}", text(&second));
     assert_eq!(
         String::from_utf8_lossy(&second.stdout).trim(),
-        "deleted 2 object(s); 11 did not exist (namespace cqlbench kept)"
+        "deleted 2 object(s); 12 did not exist (namespace cqlbench kept)"
     );
     assert!(objects().is_empty(), "{:?}", objects());
     let namespace = server.kubectl(&["get", "namespace", "cqlbench", "-o", "name"]);

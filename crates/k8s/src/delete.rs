@@ -1,6 +1,6 @@
-//! `cqlbench k8s delete`: removes what a plan's manifests create (load Jobs with their pods, the
-//! K8ssandraClusters, the results volume) through the Kubernetes API, and waits until each is gone. The
-//! namespace is kept: it may hold other things.
+//! `cqlbench k8s delete`: removes what a plan's manifests and `k8s run` create (load Jobs with their pods,
+//! the K8ssandraClusters, the results volume and the pod that reads it) through the Kubernetes API, and
+//! waits until each is gone. The namespace is kept: it may hold other things.
 
 use std::time::{Duration, Instant};
 
@@ -36,8 +36,8 @@ pub struct Deleted {
     pub absent: Vec<String>,
 }
 
-/// The namespaced objects of a plan in deletion order: Jobs first (nothing should load a cluster that is
-/// going away), then the K8ssandraClusters, then the results volume.
+/// The namespaced objects of a plan in deletion order: `k8s run`'s fetch pod and the Jobs first (nothing
+/// should load a cluster that is going away), then the K8ssandraClusters, then the results volume.
 pub fn objects(plan: &K8sPlan) -> Result<Vec<ObjectRef>, K8sError> {
     let manifests = render(plan, &RenderOptions::default())?;
     let rank = |kind: &str| match kind {
@@ -51,6 +51,17 @@ pub fn objects(plan: &K8sPlan) -> Result<Vec<ObjectRef>, K8sError> {
         .map(object_ref)
         .collect();
     objects.sort_by_key(|o| rank(&o.kind));
+    // `k8s run`'s reader of the results volume, if a run stopped before removing it: it would hold the
+    // claim (pvc-protection) for as long as it lives.
+    objects.insert(
+        0,
+        ObjectRef {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            namespace: plan.k8s.namespace.clone(),
+            name: crate::run::FETCH_POD.into(),
+        },
+    );
     Ok(objects)
 }
 
