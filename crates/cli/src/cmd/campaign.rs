@@ -14,7 +14,7 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   cassandra = "5.0.9"         # any cassandra-all on Maven Central: 4.0.x, 4.1.x, 5.0.x, 6.0-alpha2
   jdk = 17                    # 11, 17, 21, 25 or a JDK directory [default: the version's]
   heap = "1G"
-  gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, cms, parallel
+  gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, shenandoah-generational (JDK 25+), cms, parallel
   gc-threads = 2              # ParallelGCThreads = ConcGCThreads
   gc-profile = "shenandoah-tuned"
   jvm-opts = ["-XX:+AlwaysPreTouch"]
