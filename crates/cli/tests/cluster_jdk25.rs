@@ -431,6 +431,14 @@ fn impossible_jdk25_pairs_are_refused_in_one_line() {
             "JDK 11",
         ]);
     }
+    for (version, jdk) in [("5.0.9", "24"), ("6.0-alpha2", "26")] {
+        up_in(home, &["--cassandra", version, "--jdk", jdk]).assert_one_line_error(&[
+            &format!("Cassandra {version} is not supported on JDK {jdk}"),
+            "Security Manager",
+            "verified on JDK 25 only",
+            "--force-jdk",
+        ]);
+    }
     for jdk in ["17", "21"] {
         up_in(home, &["--gc", "shenandoah-generational", "--jdk", jdk]).assert_one_line_error(&[
             "shenandoah-generational",
