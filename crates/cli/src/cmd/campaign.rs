@@ -56,7 +56,8 @@ const PLAN_HELP: &str = r#"The plan (TOML):
 Results (DIR, default ./cqlbench-campaign-<plan name>):
   plan.toml, environment.json   the plan, and the machine and software it ran on
   tables.txt                    the seeds' four tables
-  <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags)
+  <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags), and the JDK 25
+                                Security Manager shim if the nodes run with it (else null)
   <config>/populate/            the populate run
   <config>/<rate>[/<repeat>]/   one cell: summary.json, intervals.csv, *.hlog (see `cqlbench run
                                 --help`), and per node node<i>/: gc.log (the lines of the measured
