@@ -80,13 +80,24 @@ pub fn ensure(
     jdk: &Jdk,
     progress: &mut dyn FnMut(&str),
 ) -> Result<SecurityManagerShim> {
+    ensure_source(home, distribution, jdk, SOURCE, progress)
+}
+
+/// [`ensure`] for a given shim source (the tests change it to see the cache follow the source).
+fn ensure_source(
+    home: &Home,
+    distribution: &Distribution,
+    jdk: &Jdk,
+    source: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SecurityManagerShim> {
     let version = &distribution.version;
     let fail = |detail: String| ClusterError::ShimFailed {
         cassandra: version.raw.clone(),
         jdk: jdk.major,
         detail,
     };
-    let hash = fnv64(SOURCE);
+    let hash = fnv64(source);
     let base = home.root().join("compat").join(&version.raw);
     let dir = base.join(format!("jdk{}-{hash}", jdk.major));
     let classes_dir = dir.join("classes");
@@ -124,7 +135,7 @@ pub fn ensure(
     ));
     let staging = base.join(format!(".build-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    let outcome = compile(&javac, distribution, &staging);
+    let outcome = compile(&javac, distribution, source, &staging);
     if let Err(detail) = outcome {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(fail(detail));
@@ -152,6 +163,7 @@ fn find_javac(home: &Home, jdk: &Jdk) -> Option<PathBuf> {
 fn compile(
     javac: &Path,
     distribution: &Distribution,
+    source_text: &str,
     staging: &Path,
 ) -> std::result::Result<(), String> {
     let src = staging.join("src");
@@ -160,7 +172,8 @@ fn compile(
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let source = src.join(SOURCE_FILE);
-    std::fs::write(&source, SOURCE).map_err(|e| format!("writing {}: {e}", source.display()))?;
+    std::fs::write(&source, source_text)
+        .map_err(|e| format!("writing {}: {e}", source.display()))?;
     let output = Command::new(javac)
         .args(["-nowarn", "-encoding", "UTF-8", "-proc:none", "-d"])
         .arg(&classes)
@@ -221,13 +234,86 @@ mod tests {
             lib_dir: lib,
         };
         let staging = dir.path().join("staging");
-        let err = compile(&javac, &distribution, &staging).unwrap_err();
+        let err = compile(&javac, &distribution, SOURCE, &staging).unwrap_err();
         assert!(err.contains("javac failed"), "{err}");
         assert!(err.contains("error"), "{err}");
         assert!(!err.contains('\n'), "{err}");
         assert!(!staging
             .join("classes/org/apache/cassandra/security/ThreadAwareSecurityManager.class")
             .exists());
+    }
+
+    /// A JDK of `major` with `javac`, found as `cluster up` finds JDKs.
+    fn jdk_with_javac(major: u32) -> Jdk {
+        jdk::discover(&Home::new("/nonexistent-cqlbench-home"))
+            .into_iter()
+            .find(|j| j.major == major && j.home.join("bin").join("javac").is_file())
+            .unwrap_or_else(|| {
+                panic!("no JDK {major} with javac on this machine (e.g. /usr/lib/jvm/temurin-{major}-jdk-amd64)")
+            })
+    }
+
+    #[test]
+    fn the_shim_compiles_once_with_the_target_jdks_javac_cached_by_source_hash() {
+        let jdk25 = jdk_with_javac(25);
+        let distribution =
+            crate::distribution::ensure(&Home::from_env(), &v("5.0.9"), &mut |l| eprintln!("{l}"))
+                .expect("Cassandra 5.0.9's jars");
+        let cache = tempfile::tempdir().unwrap();
+        let home = Home::new(cache.path());
+        let use_shim = |source: &str| {
+            let mut lines = Vec::new();
+            let shim = ensure_source(&home, &distribution, &jdk25, source, &mut |l| {
+                lines.push(l.to_string())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+            (shim, lines)
+        };
+
+        let (first, lines) = use_shim(SOURCE);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("compiling"), "{lines:?}");
+        assert_eq!(first.javac, jdk25.home.join("bin").join("javac"));
+        assert_eq!(first.source_fnv64, fnv64(SOURCE));
+        assert_eq!(
+            first.classes_dir,
+            cache
+                .path()
+                .join(format!("compat/5.0.9/jdk25-{}/classes", fnv64(SOURCE)))
+        );
+        let class = first
+            .classes_dir
+            .join("org/apache/cassandra/security/ThreadAwareSecurityManager.class");
+        let bytes = std::fs::read(&class).unwrap();
+        assert_eq!(bytes[..4], [0xca, 0xfe, 0xba, 0xbe]);
+        // Class file version 69 is JDK 25's: an older javac cannot write it.
+        assert_eq!(u16::from_be_bytes([bytes[6], bytes[7]]), 44 + 25);
+        let written = std::fs::metadata(&class).unwrap().modified().unwrap();
+
+        // The second use compiles nothing and finds the same files.
+        let (second, lines) = use_shim(SOURCE);
+        assert!(lines.is_empty(), "compiled again: {lines:?}");
+        assert_eq!(second, first);
+        assert_eq!(
+            std::fs::metadata(&class).unwrap().modified().unwrap(),
+            written
+        );
+
+        // Another source is another cache entry, compiled once; the first one stays.
+        let edited = format!("{SOURCE}\n// edited\n");
+        let (other, lines) = use_shim(&edited);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(other.source_fnv64, fnv64(&edited));
+        assert_ne!(other.classes_dir, first.classes_dir);
+        assert!(class.is_file());
+        let (_, lines) = use_shim(&edited);
+        assert!(lines.is_empty(), "compiled again: {lines:?}");
+        let leftovers: Vec<String> = std::fs::read_dir(cache.path().join("compat/5.0.9"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(".build-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]
