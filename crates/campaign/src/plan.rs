@@ -447,8 +447,9 @@ fn check_config(
                 gc.span(),
                 "gc",
                 format!(
-                    "unknown collector {:?}: expected one of g1, zgc, zgc-generational, shenandoah, cms, parallel",
-                    gc.get_ref()
+                    "unknown collector {:?}: expected one of {}",
+                    gc.get_ref(),
+                    Gc::names()
                 ),
             )
         })?;
@@ -927,6 +928,15 @@ duration = "30m"
             assert!(error.contains(expected), "{what}: {error}");
             assert!(!error.contains('\n'), "{what}: {error}");
         }
+    }
+
+    #[test]
+    fn an_unknown_collector_lists_every_collector_the_cluster_takes() {
+        let error = error_of(&GOOD.replacen("gc = \"shenandoah\"", "gc = \"shenandoa\"", 1));
+        for gc in Gc::ALL {
+            assert!(error.contains(gc.name()), "{} missing: {error}", gc.name());
+        }
+        assert!(error.contains("shenandoah-generational"), "{error}");
     }
 
     #[test]

@@ -336,7 +336,8 @@ fn run_config(
     Ok(())
 }
 
-/// The JVM flags every node really runs with (from `jcmd VM.flags`, recorded by `cluster up`).
+/// The JVM flags every node really runs with (from `jcmd VM.flags`, recorded by `cluster up`), and
+/// the Security Manager shim when the nodes run with it (as `cluster status` shows it; `null` without).
 fn write_jvm_flags(state: &ClusterState, config_dir: &Path) -> Result<(), CampaignError> {
     let nodes: Vec<Value> = state
         .nodes
@@ -355,6 +356,7 @@ fn write_jvm_flags(state: &ClusterState, config_dir: &Path) -> Result<(), Campai
         "cluster": state.name,
         "spec": state.spec,
         "jdk": state.jdk,
+        "security_manager_shim": state.security_manager_shim,
         "nodes": nodes,
     });
     let path = config_dir.join("jvm-flags.json");
@@ -522,6 +524,88 @@ mod tests {
         assert!(!meets_slo(&failed, 10.0));
         assert!(meets_slo(&probe_summary(10.0), 10.0));
         assert!(!meets_slo(&probe_summary(10.5), 10.0));
+    }
+
+    fn cluster_state(
+        dir: &Path,
+        jdk_major: u32,
+        shim: Option<cqlbench_cluster::compat::SecurityManagerShim>,
+    ) -> ClusterState {
+        let node_dir = dir.join("node1");
+        ClusterState {
+            name: "p-1".to_string(),
+            dir: dir.to_path_buf(),
+            spec: cqlbench_cluster::ClusterSpec::default(),
+            jdk: cqlbench_cluster::Jdk {
+                home: PathBuf::from(format!("/usr/lib/jvm/jdk-{jdk_major}")),
+                major: jdk_major,
+                version: format!("{jdk_major}.0.3"),
+            },
+            security_manager_shim: shim,
+            nodes: vec![cqlbench_cluster::NodeState {
+                index: 1,
+                address: std::net::Ipv4Addr::new(127, 0, 0, 1),
+                native_port: 9042,
+                storage_port: 7000,
+                jmx_port: 7199,
+                pid: None,
+                system_log: node_dir.join("logs/system.log"),
+                stdout_log: node_dir.join("logs/stdout.log"),
+                gc_log: node_dir.join("logs/gc.log"),
+                dir: node_dir,
+                tokens: vec![0],
+                datacenter: None,
+                rack: None,
+                jvm_args: vec!["-Xmx512M".to_string()],
+                effective_jvm_flags: vec!["-XX:+UseG1GC".to_string()],
+                effective_collector: Some("UseG1GC".to_string()),
+            }],
+        }
+    }
+
+    #[test]
+    fn jvm_flags_json_records_the_security_manager_shim_of_the_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let shim = cqlbench_cluster::compat::SecurityManagerShim {
+            replaced_class: cqlbench_cluster::compat::REPLACED_CLASS.to_string(),
+            reason: "JDK 25 cannot install a Security Manager; …".to_string(),
+            source_fnv64: "fda9dde4a7563fee".to_string(),
+            classes_dir: dir
+                .path()
+                .join("compat/5.0.9/jdk25-fda9dde4a7563fee/classes"),
+            javac: PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64/bin/javac"),
+        };
+        let read = |config_dir: &Path| -> Value {
+            let text = std::fs::read_to_string(config_dir.join("jvm-flags.json")).unwrap();
+            serde_json::from_str(&text).unwrap()
+        };
+
+        let with = dir.path().join("G1-jdk25");
+        std::fs::create_dir_all(&with).unwrap();
+        write_jvm_flags(&cluster_state(dir.path(), 25, Some(shim.clone())), &with).unwrap();
+        let record = read(&with);
+        // The same facts as `cluster status --json` (the same record, read back whole).
+        let recorded: cqlbench_cluster::compat::SecurityManagerShim =
+            serde_json::from_value(record["security_manager_shim"].clone())
+                .unwrap_or_else(|e| panic!("{e}: {record}"));
+        assert_eq!(recorded, shim);
+        assert_eq!(
+            record["security_manager_shim"]["replaced_class"],
+            "org.apache.cassandra.security.ThreadAwareSecurityManager"
+        );
+        assert_eq!(record["jdk"]["major"], 25);
+        assert_eq!(record["nodes"][0]["effective_collector"], "UseG1GC");
+
+        // Without the shim the key is there and null: absence is recorded too.
+        let without = dir.path().join("G1-jdk17");
+        std::fs::create_dir_all(&without).unwrap();
+        write_jvm_flags(&cluster_state(dir.path(), 17, None), &without).unwrap();
+        let record = read(&without);
+        assert_eq!(
+            record.get("security_manager_shim"),
+            Some(&Value::Null),
+            "{record}"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! generational ZGC and generational Shenandoah. One node per version (127.0.9.1 and 127.0.9.2,
 //! 512M heap), restarted on its own data for each collector: each round starts it, writes and reads
 //! at RF=1 (also the rows earlier rounds wrote), proves collector and mode with `jcmd VM.flags`,
-//! checks the node's logs for reflective-access warnings, stops it and analyses its GC log.
+//! checks the node's logs for reflective-access warnings (after start and again after the CQL
+//! traffic), stops it and analyses its GC log.
 //! Plus the JDK 25 refusals, which fail before anything is fetched or started.
 
 #[path = "common/cluster_support.rs"]
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use cqlbench_cluster::cql::block_on;
-use cqlbench_cluster::ClusterState;
+use cqlbench_cluster::{ClusterState, NodeState};
 use scylla::statement::Consistency;
 use support::{cqlbench_with, jcmd, session, statement, ClusterGuard, Run};
 
@@ -78,6 +79,38 @@ fn last_start(stdout_log: &Path) -> String {
     let all = text(stdout_log);
     let start = all.rfind("==== cqlbench starting node").unwrap_or(0);
     all[start..].to_string()
+}
+
+/// No reflective-access or JPMS complaints, from the JVM (stdout.log since the last start) or from
+/// Cassandra (system.log, and debug.log where there is one), read afresh at each call.
+fn assert_no_access_problems(node: &NodeState, when: &str) {
+    let stdout = last_start(&node.stdout_log);
+    let mut logs = vec![(node.system_log.clone(), text(&node.system_log))];
+    let debug_log = node.system_log.with_file_name("debug.log");
+    if debug_log.is_file() {
+        logs.push((debug_log.clone(), text(&debug_log)));
+    }
+    for problem in ACCESS_PROBLEMS {
+        assert!(
+            !stdout.contains(problem),
+            "{when}: {problem} in stdout.log: {stdout}"
+        );
+        for (path, log) in &logs {
+            assert!(
+                !log.contains(problem),
+                "{when}: {problem} in {}",
+                path.display()
+            );
+        }
+    }
+    assert!(!stdout.contains("Security Manager"), "{when}: {stdout}");
+    // The JVM's only warning is jamm's notice that JDK 25 lacks the UseEmptySlotsInSupers flag.
+    for line in stdout.lines().filter(|l| l.starts_with("WARNING")) {
+        assert!(
+            line.contains("Jamm") && line.contains("UseEmptySlotsInSupers"),
+            "{when}: {line}"
+        );
+    }
 }
 
 fn gc_analyze(guard: &ClusterGuard, gc_log: &Path) -> serde_json::Value {
@@ -282,6 +315,7 @@ fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str, home: Option<&
             "no shim line in {}",
             node.system_log.display()
         );
+        assert_no_access_problems(&node, "after start");
 
         write_and_read(&state, round as i32, version);
 
@@ -303,27 +337,11 @@ fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str, home: Option<&
         // One collection for certain, whatever the load did.
         jcmd(&state, pid, "GC.run");
 
-        // No reflective-access or JPMS complaints, from the JVM (stdout.log) or from Cassandra.
-        let stdout = last_start(&node.stdout_log);
-        for problem in ACCESS_PROBLEMS {
-            assert!(
-                !stdout.contains(problem),
-                "{problem} in stdout.log: {stdout}"
-            );
-            assert!(!system_log.contains(problem), "{problem} in system.log");
-        }
-        assert!(!stdout.contains("Security Manager"), "{stdout}");
-        // The JVM's only warning is jamm's notice that JDK 25 lacks the UseEmptySlotsInSupers flag.
-        for line in stdout.lines().filter(|l| l.starts_with("WARNING")) {
-            assert!(
-                line.contains("Jamm") && line.contains("UseEmptySlotsInSupers"),
-                "{line}"
-            );
-        }
-
         if name == "default" && round == COLLECTORS.len() - 1 {
             results_record_the_cluster(&guard, collector.recorded);
         }
+        // Again after the CQL traffic (and the forced collection): the logs are read afresh.
+        assert_no_access_problems(&node, "after CQL traffic");
 
         let down = guard.run(&["cluster", "down", "--name", name]);
         assert!(down.ok(), "{}", down.stderr);
@@ -429,6 +447,14 @@ fn impossible_jdk25_pairs_are_refused_in_one_line() {
             "Security Manager",
             "5.0 and 6.0",
             "JDK 11",
+        ]);
+    }
+    for (version, jdk) in [("5.0.9", "24"), ("6.0-alpha2", "26")] {
+        up_in(home, &["--cassandra", version, "--jdk", jdk]).assert_one_line_error(&[
+            &format!("Cassandra {version} is not supported on JDK {jdk}"),
+            "Security Manager",
+            "verified on JDK 25 only",
+            "--force-jdk",
         ]);
     }
     for jdk in ["17", "21"] {

