@@ -30,6 +30,6 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release -- --test-threads "${CQLBENCH_TEST_THREADS:-2}"
 # The Kubernetes suite, its own target: a real kube-apiserver and etcd (built and cached on first use)
-# validate every manifest `cqlbench k8s render` writes.
+# validate every manifest `cqlbench k8s render` writes and carry `cqlbench k8s run` through its control flow.
 cargo clippy --release -p cqlbench --features k8s-apiserver-tests --all-targets -- -D warnings
 cargo test --release -p cqlbench --features k8s-apiserver-tests --test k8s_apiserver

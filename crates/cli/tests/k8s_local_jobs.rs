@@ -256,7 +256,7 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
         let figures: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("node1/figures.json")).unwrap())
                 .unwrap();
-        assert_eq!(figures["collector"], "Using G1", "{cell}: {figures}");
+        assert_eq!(figures["collector"], "G1", "{cell}: {figures}");
         assert!(
             figures["gc_log_lines"].as_u64().unwrap() > 0,
             "{cell}: {figures}"

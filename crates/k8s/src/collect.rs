@@ -37,7 +37,7 @@ const GC_LOG_HEAD_BYTES: usize = 1 << 20;
 pub struct NodePod {
     pub name: String,
     pub ip: String,
-    /// The `Using …` line of its GC log.
+    /// The collector its GC log's `Using …` line names (`G1`, `Shenandoah`, …).
     pub collector: String,
 }
 
@@ -241,7 +241,11 @@ pub async fn check_collectors(
         .await?;
         let collector = check_gc_log_head(&String::from_utf8_lossy(&head), gc, heap_bytes)
             .map_err(|why| K8sError::Kube(format!("pod {name}: {why}")))?;
-        progress(&format!("pod {name}: {collector}, heap as planned"));
+        // `Using G1` → `G1`, as the report's collector column shows it.
+        let collector = collector.trim_start_matches("Using ").to_string();
+        progress(&format!(
+            "pod {name}: the JVM runs {collector}, heap as planned"
+        ));
         let ip = pod
             .status
             .as_ref()
@@ -477,7 +481,7 @@ fn node_figures(pod_dir: &Path, node: usize, window: Window, dir: &Path) -> Resu
     let collector = pod["collector"].as_str().map(str::to_string).or_else(|| {
         let head = std::fs::read(pod_dir.join("gc.log")).unwrap_or_default();
         let head = String::from_utf8_lossy(&head[..head.len().min(GC_LOG_HEAD_BYTES)]).into_owned();
-        using_line(&head).map(str::to_string)
+        using_line(&head).map(|using| using.trim_start_matches("Using ").to_string())
     });
     let lines = gc_lines_in(&pod_dir.join("gc.log"), window);
     let gc_path = dir.join("gc.log");

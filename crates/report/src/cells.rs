@@ -23,14 +23,29 @@ impl RateKey {
         }
     }
 
-    /// Numbers ascending, then words alphabetically.
+    /// `0.35` for a sweep's `0.35-of-max` cell.
+    fn fraction_of_max(&self) -> Option<f64> {
+        self.0.strip_suffix("-of-max")?.parse().ok()
+    }
+
+    /// Numbers ascending; then a sweep as seed 001 reads it: `max` first, its fractions ascending;
+    /// then other words alphabetically.
     fn order(&self, other: &RateKey) -> Ordering {
-        match (self.ops_per_s(), other.ops_per_s()) {
-            (Some(a), Some(b)) => a.total_cmp(&b),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => self.0.cmp(&other.0),
-        }
+        let rank = |key: &RateKey| match (key.ops_per_s(), key.0.as_str(), key.fraction_of_max()) {
+            (Some(_), _, _) => 0,
+            (None, "max", _) => 1,
+            (None, _, Some(_)) => 2,
+            _ => 3,
+        };
+        rank(self)
+            .cmp(&rank(other))
+            .then_with(|| match (self.ops_per_s(), other.ops_per_s()) {
+                (Some(a), Some(b)) => a.total_cmp(&b),
+                _ => match (self.fraction_of_max(), other.fraction_of_max()) {
+                    (Some(a), Some(b)) => a.total_cmp(&b),
+                    _ => self.0.cmp(&other.0),
+                },
+            })
     }
 }
 
@@ -249,7 +264,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates_sort_as_numbers_then_words() {
+    fn rates_sort_as_numbers_then_the_sweep_then_words() {
         let mut rates: Vec<RateKey> = ["40000", "max", "5000", "25000"]
             .iter()
             .map(|r| RateKey(r.to_string()))
@@ -257,6 +272,16 @@ mod tests {
         rates.sort_by(RateKey::order);
         let names: Vec<&str> = rates.iter().map(|r| r.0.as_str()).collect();
         assert_eq!(names, ["5000", "25000", "40000", "max"]);
+        let mut sweep: Vec<RateKey> = ["0.7-of-max", "probe", "max", "0.35-of-max", "0.05-of-max"]
+            .iter()
+            .map(|r| RateKey(r.to_string()))
+            .collect();
+        sweep.sort_by(RateKey::order);
+        let names: Vec<&str> = sweep.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["max", "0.05-of-max", "0.35-of-max", "0.7-of-max", "probe"]
+        );
         assert_eq!(RateKey("25000".into()).label(), "25,000 ops/s");
         assert_eq!(group_thousands(24222.8), "24,222.80");
         assert_eq!(group_thousands(999.0), "999");

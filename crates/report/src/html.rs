@@ -268,8 +268,8 @@ fn plain_table(class: &str, headings: &[&str], rows: &[Vec<String>]) -> String {
 pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cqlbench report</title>\
-         <style>{STYLE}</style></head><body>\n<h1>cqlbench report</h1>\n<p class=\"note\">{} — {} configurations × {} \
-         rates, {} cells. Latencies are of successful operations, corrected for coordinated omission \
+         <style>{STYLE}</style></head><body>\n<h1>cqlbench report</h1>\n<p class=\"note\">{} — {} configuration(s) × {} \
+         rate(s), {} cells. Latencies are of successful operations, corrected for coordinated omission \
          (completion − intended start). \"Average p99\" is the mean of the per-window p99s, \"Max p99\" \
          their maximum, as in seed 000's tables.</p>\n<h2 id=\"seed-tables\">Seed tables</h2>\n",
         escape(&campaign.dir.display().to_string()),
@@ -280,8 +280,17 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
     for table in tables {
         out.push_str(&seed_table_html(table));
     }
-    out.push_str("<h2 id=\"against-rate\">Latency and throughput against rate</h2>\n<div class=\"charts\">\n");
-    for chart in rate_charts(campaign) {
+    out.push_str("<h2 id=\"against-rate\">Latency and throughput against rate</h2>\n");
+    let charts = rate_charts(campaign);
+    if charts.is_empty() {
+        // A sweep's cells are named (max, 0.35-of-max), not placed on a rate axis.
+        out.push_str(
+            "<p class=\"note\">No chart: no cell has a numeric rate (a sweep's cells are named: max, \
+             fractions of max).</p>\n",
+        );
+    }
+    out.push_str("<div class=\"charts\">\n");
+    for chart in charts {
         out.push_str(&line_chart(&chart));
     }
     out.push_str("</div>\n<h2 id=\"percentiles\">Percentiles per cell</h2>\n<table class=\"percentiles\">\n<tr>");

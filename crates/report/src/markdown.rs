@@ -85,7 +85,7 @@ fn seed_table_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
 /// `report.md`: the four seed tables, then every cell's percentiles.
 pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
     let mut out = format!(
-        "# cqlbench report: {}\n\n{} configurations × {} rates, {} cells. Latencies are corrected for \
+        "# cqlbench report: {}\n\n{} configuration(s) × {} rate(s), {} cells. Latencies are corrected for \
          coordinated omission (completion − intended start) and are of successful operations; \
          \"Average p99\" is the mean of the per-window p99s, \"Max p99\" their maximum (seed 000's tables).\n",
         campaign.dir.display(),
