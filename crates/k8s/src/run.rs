@@ -27,6 +27,8 @@ use crate::render::{
 
 /// Field manager of every object `k8s run` applies.
 pub const FIELD_MANAGER: &str = "cqlbench";
+/// A long wait says how it stands at least this often, even when nothing changed.
+const HEARTBEAT: Duration = Duration::from_secs(60);
 /// The pod that reads the results volume for `exec`.
 pub const FETCH_POD: &str = "cqlbench-fetch";
 
@@ -321,8 +323,10 @@ struct Runner<'a> {
 impl Runner<'_> {
     async fn wait_ready(&mut self, cluster: &Value) -> Result<(), K8sError> {
         let datacenter = &self.plan.k8s.datacenter;
-        let deadline = Instant::now() + self.options.ready_timeout;
+        let started = Instant::now();
+        let deadline = started + self.options.ready_timeout;
         let mut last = String::new();
+        let mut last_said = Instant::now();
         loop {
             let current = get(self.client, cluster).await?.ok_or_else(|| {
                 K8sError::Kube(format!("{} disappeared while starting", describe(cluster)))
@@ -336,12 +340,14 @@ impl Runner<'_> {
                     return Ok(());
                 }
                 DatacenterState::Waiting(why) => {
-                    if why != last {
+                    if why != last || last_said.elapsed() >= HEARTBEAT {
                         (self.progress)(&format!(
-                            "{}: waiting for datacenter {datacenter}: {why}",
-                            describe(cluster)
+                            "{}: waiting for datacenter {datacenter}: {why} ({} s)",
+                            describe(cluster),
+                            started.elapsed().as_secs()
                         ));
                         last = why;
+                        last_said = Instant::now();
                     }
                 }
             }
@@ -430,8 +436,10 @@ impl Runner<'_> {
             }
             None => self.options.populate_timeout,
         };
-        let deadline = Instant::now() + planned;
+        let waited = Instant::now();
+        let deadline = waited + planned;
         let mut last = None;
+        let mut last_said = Instant::now();
         loop {
             let job = get(self.client, manifest)
                 .await?
@@ -452,11 +460,15 @@ impl Runner<'_> {
                     succeeded,
                     failed,
                 } => {
-                    if last.as_ref() != Some(&state) {
+                    if last.as_ref() != Some(&state) || last_said.elapsed() >= HEARTBEAT {
                         (self.progress)(&format!(
-                            "Job {name}: {active} running, {succeeded} of {clients} done, {failed} failed"
+                            "Job {name}: {active} running, {succeeded} of {clients} done, {failed} failed \
+                             ({} s since it was seen first, up to {} s allowed)",
+                            waited.elapsed().as_secs(),
+                            planned.as_secs()
                         ));
                         last = Some(state.clone());
+                        last_said = Instant::now();
                     }
                 }
             }
