@@ -709,4 +709,57 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
         6,
         "no Job created twice"
     );
+
+    // With exec (the default), the collector is checked on the datacenter's pods before any Job: the
+    // pods are found by cass-operator's labels, and an exec that cannot happen (no kubelet here) stops
+    // the run in one line naming the pod.
+    server.kubectl_ok(&["delete", "jobs", "--all", "-n", NAMESPACE]);
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "k8s-gc-1-dc1-rack1-sts-0", "namespace": NAMESPACE,
+            "labels": {"cassandra.datastax.com/cluster": "k8s-gc-1",
+                       "cassandra.datastax.com/datacenter": "dc1"}},
+        "spec": {"containers": [{"name": "cassandra", "image": "k8ssandra/cass-management-api:5.0.5"}]},
+    });
+    let file = server.dir.join("cassandra-pod.json");
+    std::fs::write(&file, pod.to_string()).unwrap();
+    server.kubectl_ok(&["create", "-f", &file.display().to_string()]);
+    let exec_run = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(["k8s", "run"])
+        .arg(repo().join("examples/k8s-gc.toml"))
+        .arg("-o")
+        .arg(&out)
+        .args([
+            "--kubeconfig",
+            &kubeconfig,
+            "--poll",
+            "200ms",
+            "--ready-timeout",
+            "90s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("K8ssandraCluster k8s-gc-1 for the exec run", || {
+        server.get_json("k8ssandracluster", "k8s-gc-1")
+    });
+    server.set_datacenter("k8s-gc-1", "Ready", true);
+    let exec_run = exec_run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&exec_run.stderr);
+    assert!(!exec_run.status.success(), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].ends_with(
+            "exec `sh -c head -c 1048576 /var/lib/cassandra/gc.log` in pod k8s-gc-1-dc1-rack1-sts-0: \
+             pod k8s-gc-1-dc1-rack1-sts-0 does not have a host assigned (400)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        jobs_of(&server, "k8s-gc-1").is_empty(),
+        "no Job before the collector is checked"
+    );
+    eprintln!("k8s_apiserver: the exec run ended with: {}", errors[0]);
 }

@@ -62,7 +62,7 @@ async fn exec_output(
     let mut process = pods
         .exec(pod, command.iter().copied(), &params)
         .await
-        .map_err(|e| K8sError::Kube(format!("{what}: {e}").replace('\n', " ")))?;
+        .map_err(|e| K8sError::kube(&what, &e))?;
     let mut stdout = process
         .stdout()
         .ok_or_else(|| K8sError::Kube(format!("{what}: no stdout")))?;
@@ -83,7 +83,7 @@ async fn exec_output(
     process
         .join()
         .await
-        .map_err(|e| K8sError::Kube(format!("{what}: {e}")))?;
+        .map_err(|e| K8sError::Kube(format!("{what}: {e}").replace('\n', " ")))?;
     match status {
         Some(status) if status.status.as_deref() == Some("Success") => Ok(out),
         Some(status) => Err(K8sError::Kube(format!(
@@ -205,7 +205,7 @@ async fn cassandra_pods(
     let mut pods = pods_api(client, plan)
         .list(&ListParams::default().labels(&selector))
         .await
-        .map_err(|e| K8sError::Kube(format!("listing the Cassandra pods ({selector}): {e}")))?
+        .map_err(|e| K8sError::kube(&format!("listing the Cassandra pods ({selector})"), &e))?
         .items;
     pods.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(pods)
@@ -284,23 +284,20 @@ async fn running_fetch_pod(
     timeout: Duration,
 ) -> Result<(), K8sError> {
     let api = pods_api(client, plan);
-    if api
-        .get_opt(FETCH_POD)
-        .await
-        .map_err(|e| K8sError::Kube(format!("reading pod {FETCH_POD}: {e}")))?
-        .is_none()
-    {
-        api.create(&PostParams::default(), &fetch_pod(plan)?)
-            .await
-            .map_err(|e| K8sError::Kube(format!("creating pod {FETCH_POD}: {e}")))?;
-    }
+    let read_error = |e: kube::Error| K8sError::kube(&format!("reading pod {FETCH_POD}"), &e);
     let deadline = Instant::now() + timeout;
     loop {
-        let pod = api
-            .get(FETCH_POD)
-            .await
-            .map_err(|e| K8sError::Kube(format!("reading pod {FETCH_POD}: {e}")))?;
-        let phase = pod.status.and_then(|s| s.phase).unwrap_or_default();
+        let phase = match api.get_opt(FETCH_POD).await.map_err(read_error)? {
+            None => {
+                api.create(&PostParams::default(), &fetch_pod(plan)?)
+                    .await
+                    .map_err(|e| K8sError::kube(&format!("creating pod {FETCH_POD}"), &e))?;
+                "Pending".to_string()
+            }
+            // One of an earlier run, going away: wait for it, then make a new one.
+            Some(pod) if pod.metadata.deletion_timestamp.is_some() => "Terminating".to_string(),
+            Some(pod) => pod.status.and_then(|s| s.phase).unwrap_or_default(),
+        };
         if phase == "Running" {
             return Ok(());
         }
@@ -311,6 +308,13 @@ async fn running_fetch_pod(
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+}
+
+/// Removes the pod that read the results volume (it would hold the claim); not waited for.
+pub async fn remove_fetch_pod(client: &Client, plan: &K8sPlan) {
+    let _ = pods_api(client, plan)
+        .delete(FETCH_POD, &DeleteParams::default())
+        .await;
 }
 
 /// Copies one configuration's results (all its Jobs' client directories) and every Cassandra pod's
@@ -339,7 +343,6 @@ pub async fn collect_config(
         "{cluster}: collected the clients' results ({} KiB)",
         results.len() / 1024
     ));
-    let _ = api.delete(FETCH_POD, &DeleteParams::default()).await;
     for node in nodes {
         let dir = raw.join(cluster).join("nodes").join(&node.name);
         let command = format!("cd $(dirname {GC_LOG}) && tar -cf - $(basename {GC_LOG})*");

@@ -86,11 +86,7 @@ fn api(client: &Client, object: &ObjectRef) -> Api<DynamicObject> {
 }
 
 fn kube_error(object: &ObjectRef, what: &str, source: kube::Error) -> K8sError {
-    let message = match &source {
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-        other => other.to_string(),
-    };
-    K8sError::Kube(format!("{what} {object}: {message}").replace('\n', " "))
+    K8sError::kube(&format!("{what} {object}"), &source)
 }
 
 /// Deletes every object of the plan (Jobs with background propagation, so their pods go too) and waits up

@@ -31,3 +31,15 @@ pub enum K8sError {
         source: std::io::Error,
     },
 }
+
+impl K8sError {
+    /// A failed Kubernetes request as one line: what was tried, and the API's own message and code
+    /// (not the client's debug dump of the whole status).
+    pub fn kube(what: &str, source: &kube::Error) -> K8sError {
+        let message = match source {
+            kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+            other => other.to_string(),
+        };
+        K8sError::Kube(format!("{what}: {message}").replace('\n', " "))
+    }
+}

@@ -101,11 +101,7 @@ pub struct RunOutcome {
 }
 
 fn kube_error(what: &str, source: kube::Error) -> K8sError {
-    let message = match &source {
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-        other => other.to_string(),
-    };
-    K8sError::Kube(format!("{what}: {message}").replace('\n', " "))
+    K8sError::kube(what, &source)
 }
 
 fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
@@ -628,6 +624,7 @@ pub async fn run(
         }
     }
     if options.collect == Collect::Exec {
+        crate::collect::remove_fetch_pod(client, plan).await;
         crate::collect::assemble(plan, &options.out, runner.progress)?;
         outcome.collected = true;
     } else {
