@@ -61,7 +61,7 @@ enum K8sCommand {
 
 const RUN_HELP: &str = r#"What happens, one configuration at a time:
   1. the namespace and the results volume are applied (server-side apply, field manager cqlbench);
-  2. the configuration's K8ssandraCluster is applied, and cqlbench waits until its datacenter is Ready;
+  2. the configuration's K8ssandraCluster is applied; cqlbench waits for its datacenter's Ready;
   3. on every Cassandra pod, the JVM's own GC log must say it runs the planned collector and heap
      (`Using Shenandoah`, `Heap Max Capacity: 16G`), or nothing is loaded;
   4. the load Jobs run one after the other (populate, max, then the latency cells); each Job's
@@ -77,7 +77,8 @@ A Job that already exists is not created again: a complete one is kept (so a sec
 resumes), a running one is waited for, a failed one stops the run (delete it to run it again).
 
 --collect none reads nothing from inside pods (for clusters where exec is forbidden): steps 3
-and 5 are skipped, results stay on the volume and no report is written.
+and 5 are skipped and results stay on the volume; copy them by hand, then `cqlbench k8s report`
+writes the same directory and report (its --help shows the layout).
 
 Examples:
   cqlbench k8s run examples/k8s-gc.toml -o k8s-gc-results
