@@ -216,3 +216,45 @@ pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
     }
     (ok, failed)
 }
+
+/// One row of intervals.csv: where it ends (seconds from the measured start), its phase and
+/// operation type, and its numeric columns by name.
+pub struct IntervalRow {
+    pub end: f64,
+    pub phase: String,
+    pub op: String,
+    values: std::collections::HashMap<String, f64>,
+}
+
+impl IntervalRow {
+    pub fn get(&self, column: &str) -> f64 {
+        *self
+            .values
+            .get(column)
+            .unwrap_or_else(|| panic!("intervals.csv has no column {column}"))
+    }
+}
+
+/// The rows of a run's intervals.csv, in file order.
+pub fn interval_rows(dir: &Path) -> Vec<IntervalRow> {
+    let csv = std::fs::read_to_string(dir.join("intervals.csv")).expect("intervals.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), header.len(), "{line}");
+            let values = header
+                .iter()
+                .zip(&fields)
+                .filter_map(|(name, text)| Some((name.to_string(), text.parse().ok()?)))
+                .collect();
+            IntervalRow {
+                end: fields[0].parse().expect("elapsed_s"),
+                phase: fields[1].to_string(),
+                op: fields[2].to_string(),
+                values,
+            }
+        })
+        .collect()
+}
