@@ -1,21 +1,23 @@
 //! Faults in the middle of a run, against a real node. A killed node: the operations it cannot serve
-//! are failures, kept apart from the successful latencies (which must not look better than without
-//! the outage), none lost, and the load resumes on its own once the node is back. A node that forgot
-//! the prepared statements (a schema change invalidates them): operations are re-prepared and re-sent
-//! on the same connection instead of failing.
+//! are failures, each known when it happened (at once, not at a deadline), kept apart from the
+//! successful latencies (which must not look better than without the outage), none lost, shown
+//! second by second and in the progress line, and the load resumes on its own once the node is
+//! back. A node that forgot the prepared statements (a schema change invalidates them): operations
+//! are re-prepared and re-sent on the same connection instead of failing.
 
 mod run_support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use run_support::{
-    accounted, cqlbench_ok, execute_cql, f64_at, hlog_quantile_ms, hlog_total, read_summary,
-    spawn_cqlbench, warm_keyvalue, TestNode,
+    accounted, cqlbench_ok, execute_cql, f64_at, hlog_intervals, hlog_total, interval_rows,
+    read_summary, spawn_cqlbench, warm_keyvalue, TestNode,
 };
 
 const RATE: f64 = 400.0;
-const SECONDS: f64 = 40.0;
+/// Long enough for a node restart that takes 20 s on a busy machine to leave 10 s after recovery.
+const SECONDS: f64 = 50.0;
 const KEYSPACE: &str = "load_faults";
 
 fn run_args<'a>(node: &'a TestNode, seconds: &'a str, out: &'a Path) -> Vec<&'a str> {
@@ -50,16 +52,61 @@ fn failures_are_kept_apart_and_the_load_survives_faults() {
     forgotten_prepared_statements(&node, dir.path());
 }
 
+/// Seconds since the Unix epoch.
+fn unix_s(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+/// One reporting second of intervals.csv, read and write rows together.
+#[derive(Debug, Default)]
+struct Second {
+    start: f64,
+    end: f64,
+    ok: f64,
+    errors: f64,
+    timeout: f64,
+    other: f64,
+    failed_p99_ms: f64,
+    failed_max_ms: f64,
+    hiccup_max_ms: f64,
+}
+
+fn measured_seconds(out: &Path) -> Vec<Second> {
+    let mut seconds: Vec<Second> = Vec::new();
+    for row in interval_rows(out).iter().filter(|r| r.phase == "measured") {
+        if seconds.last().is_none_or(|s| s.end != row.end) {
+            let start = seconds.last().map_or(0.0, |s| s.end);
+            seconds.push(Second {
+                start,
+                end: row.end,
+                ..Second::default()
+            });
+        }
+        let second = seconds.last_mut().unwrap();
+        second.ok += row.get("count");
+        second.errors += row.get("errors");
+        second.timeout += row.get("timeout");
+        second.other += row.get("other");
+        second.failed_p99_ms = second.failed_p99_ms.max(row.get("failed_p99_ms"));
+        second.failed_max_ms = second.failed_max_ms.max(row.get("failed_max_ms"));
+        second.hiccup_max_ms = row.get("client_hiccup_max_ms");
+    }
+    seconds
+}
+
 fn killed_node(node: &TestNode, dir: &Path, baseline: &Path) {
     // The node also forgets its prepared statements across the restart.
     execute_cql(&node.host, "TRUNCATE system.prepared_statements");
     let out = dir.join("faults");
-    let child = spawn_cqlbench(&run_args(node, "40s", &out));
+    let child = spawn_cqlbench(&run_args(node, &format!("{SECONDS}s"), &out));
     let launched = Instant::now();
     std::thread::sleep(Duration::from_secs(6));
+    let kill_called = SystemTime::now();
     cqlbench_cluster::kill_node(&node.home, &node.name, 1).expect("kill the node");
+    let killed = SystemTime::now();
     let killed_at = launched.elapsed().as_secs_f64();
-    std::thread::sleep(Duration::from_secs(2));
+    std::thread::sleep(Duration::from_secs(3));
+    let restart_called = SystemTime::now();
     cqlbench_cluster::start_node(&node.home, &node.name, 1, &mut |l: &str| eprintln!("{l}"))
         .expect("restart the node");
     let back_at = launched.elapsed().as_secs_f64();
@@ -76,9 +123,9 @@ fn killed_node(node: &TestNode, dir: &Path, baseline: &Path) {
     // Every scheduled operation is in the result, successful or failed, and nothing twice.
     let (ok, failed) = accounted(&summary);
     assert_eq!(ok + failed, RATE * SECONDS, "{stderr}");
-    // The node was gone for at least the 2 s between the kill and the restart.
+    // The node was gone for at least the 3 s between the kill and the restart.
     assert!(
-        failed >= RATE * 1.5,
+        failed >= RATE * 2.5,
         "{failed} failed operations for a node down {:.1} s\n{stderr}",
         back_at - killed_at
     );
@@ -106,54 +153,225 @@ fn killed_node(node: &TestNode, dir: &Path, baseline: &Path) {
         .map(|op| hlog_total(&out.join(format!("{op}.failed.hlog"))).len())
         .sum();
     assert_eq!(failed_in_logs as f64, failed);
-    assert!(f64_at(&summary, "ops.write.failed_latency_ms.max") > 0.0);
-    // Failures at once (a refused connection, a few microseconds) must not make the successful
-    // latencies look better than the same load without the outage: compare the low, middle and high
-    // percentiles. Counted with them, a tenth or more of instant failures would put p10 two orders
-    // of magnitude lower; a node warmer or colder than in the baseline moves it by far less than half.
+
+    // When each failure is known. A timeout fails at its deadline, 2 s after its send. A connection
+    // broken by the kill fails the requests in flight on it when the client reads its end, before
+    // any deadline (SIGKILL closes a JVM's sockets only once its threads have torn down, and a
+    // request may have been in flight a while already). An operation due while no connection is up
+    // fails at once: its failed latency is its own send lateness, which the client measures on
+    // every operation. Those are nearly all of them here (the few in flight at the kill aside).
+    let timeouts =
+        f64_at(&summary, "ops.read.errors.timeout") + f64_at(&summary, "ops.write.errors.timeout");
+    let hiccup_max = f64_at(&summary, "client.hiccup_ms.max");
     for op in ["read", "write"] {
-        let path = |dir: &Path| dir.join(format!("{op}.hlog"));
-        for q in [0.1, 0.5, 0.9] {
-            let with_outage = hlog_quantile_ms(&path(&out), q);
-            let without = hlog_quantile_ms(&path(baseline), q);
+        let p90 = f64_at(&summary, &format!("ops.{op}.failed_latency_ms.p90"));
+        let max = f64_at(&summary, &format!("ops.{op}.failed_latency_ms.max"));
+        assert!(max > 0.0, "ops.{op}.failed_latency_ms.max");
+        assert!(
+            p90 <= hiccup_max,
+            "{op}: failed p90 {p90} ms, client lateness at most {hiccup_max} ms: not failed at once"
+        );
+        if timeouts == 0.0 {
+            assert!(max < 2000.0, "{op}: failed max {max} ms without a timeout");
+        }
+    }
+
+    // Second by second (intervals.csv counts from the measured start): no failure before the kill,
+    // only failures while the node was surely down (killed, not yet restarted), each at once.
+    let measured_start = f64_at(&summary, "measured_start_unix_s");
+    let kill = unix_s(kill_called) - measured_start;
+    let (down, restart) = (
+        unix_s(killed) - measured_start,
+        unix_s(restart_called) - measured_start,
+    );
+    let seconds = measured_seconds(&out);
+    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    let before: Vec<&Second> = seconds.iter().filter(|s| s.end < kill).collect();
+    assert!(before.len() >= 3, "kill at {kill:.2} s\n{csv}");
+    for s in &before {
+        assert_eq!(
+            (s.errors, s.failed_p99_ms, s.failed_max_ms),
+            (0.0, 0.0, 0.0),
+            "failures before the kill at {kill:.2} s: {s:?}\n{csv}"
+        );
+    }
+    // The requests in flight at the kill fail when the client reads their connection's end, just
+    // after the process is gone (and may be handed to the recorder after the next tick): the
+    // outage's seconds proper start a quarter of a second later.
+    let outage: Vec<&Second> = seconds
+        .iter()
+        .filter(|s| s.start >= down + 0.25 && s.end <= restart)
+        .collect();
+    assert!(
+        !outage.is_empty(),
+        "no whole second between {down:.2} + 0.25 and {restart:.2} s\n{csv}"
+    );
+    for s in &outage {
+        assert!(
+            s.ok == 0.0 && s.errors >= RATE * 0.9 && s.other == s.errors,
+            "node down from {down:.2} s to {restart:.2} s: {s:?}\n{csv}"
+        );
+        assert!(
+            s.failed_max_ms > 0.0 && s.failed_p99_ms > 0.0,
+            "failed columns empty in the outage: {s:?}\n{csv}"
+        );
+        // No connection could be up: every failure was known at its send.
+        assert!(
+            s.failed_max_ms <= s.hiccup_max_ms,
+            "a failure not known at once (client lateness up to {} ms): {s:?}\n{csv}",
+            s.hiccup_max_ms
+        );
+    }
+    for s in &seconds {
+        if s.timeout > 0.0 {
             assert!(
-                with_outage >= without * 0.5,
-                "{op} p{}: {with_outage} ms with the outage vs {without} ms without",
-                q * 100.0
+                s.failed_max_ms >= 1998.0,
+                "a timeout before its deadline: {s:?}\n{csv}"
+            );
+        } else if s.errors > 0.0 {
+            assert!(
+                s.failed_max_ms < 1998.0,
+                "a failure at a deadline: {s:?}\n{csv}"
             );
         }
     }
-    // Three seconds after the node answers again, every second is served in full and without errors.
-    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
-    let mut healthy_seconds = 0;
-    for line in csv.lines().filter(|l| l.contains(",measured,")) {
-        let f: Vec<&str> = line.split(',').collect();
-        let (end, count, errors): (f64, f64, f64) = (
-            f[0].parse().unwrap(),
-            f[3].parse().unwrap(),
-            f[4].parse().unwrap(),
-        );
-        // Elapsed times in the file count from the measured start, a little after launch.
-        if end > back_at + 3.0 && end <= SECONDS - 1.0 {
-            assert_eq!(
-                errors, 0.0,
-                "errors after the node came back (at {back_at:.1} s):\n{csv}"
-            );
+    // The progress line says the same as it goes: nothing failed before the kill, and every second
+    // of the outage shows its failures.
+    let progress: Vec<(f64, &str)> = stderr
+        .lines()
+        .filter(|l| l.starts_with('[') && l.contains("s] scheduled"))
+        .map(|l| (l[1..l.find("s]").unwrap()].trim().parse().unwrap(), l))
+        .collect();
+    for (at, line) in &progress {
+        // The printed second is rounded: the line closes a second ending within half a second of it.
+        if at + 0.5 < kill {
+            assert!(line.contains("| failed 0 |"), "{line}");
+        }
+        if at - 1.5 >= down && at + 0.5 <= restart {
             assert!(
-                count > RATE / 2.0 * 0.8,
-                "load did not resume (node back at {back_at:.1} s):\n{csv}"
+                line.contains(" ok       0/s") && line.contains("failed: other"),
+                "{line}"
             );
-            healthy_seconds += 1;
         }
     }
     assert!(
-        healthy_seconds >= 5,
-        "{healthy_seconds} seconds after recovery\n{csv}"
+        progress
+            .iter()
+            .any(|(at, l)| *at > kill && l.contains("failed: other")),
+        "{stderr}"
     );
+
+    // Nothing is re-prepared here, and nothing can be: the kill closes every connection to the node
+    // (the client fails what was in flight on each when it reads its end), and a connection is only
+    // reopened by `open` in wire.rs, which PREPAREs both statements on it before it carries an
+    // EXECUTE, and takes the ids the restarted node gives. UNPREPARED needs a node to forget a
+    // statement while the connection that prepared it stays open (a schema change, or eviction from
+    // its prepared-statement cache); the truncated system.prepared_statements only means the
+    // restarted node does not preload them. The schema change below is what makes a live
+    // connection meet UNPREPARED.
+    assert_eq!(f64_at(&summary, "client.reprepared_ops"), 0.0, "{stderr}");
+
+    let back = back_at - killed_at + down;
+    successful_latencies_not_lowered(&out, baseline, ok, (kill, back + 3.0));
+    // Three seconds after the node answers again, every second is served in full and without errors.
+    let healthy: Vec<&Second> = seconds
+        .iter()
+        .filter(|s| s.start > back + 3.0 && s.end <= SECONDS - 1.0)
+        .collect();
+    for s in &healthy {
+        assert_eq!(
+            s.errors, 0.0,
+            "errors after the node came back (at {back:.1} s):\n{csv}"
+        );
+        assert!(
+            s.ok > RATE * 0.8,
+            "load did not resume (node back at {back:.1} s):\n{csv}"
+        );
+    }
+    assert!(
+        healthy.len() >= 5,
+        "{} seconds after recovery\n{csv}",
+        healthy.len()
+    );
+}
+
+/// Failures at once must not make the successful latencies look better than the same load without
+/// the outage. Counted as successes, the operations refused while the node was down (a few
+/// microseconds each, at least 6 % of the run) would put every percentile below their share two
+/// orders of magnitude under a real round trip.
+///
+/// "The same load without the outage" is, as near as one run gets, the same run's seconds the
+/// outage did not touch (before the kill, and from three seconds after the node answered again).
+/// The seconds it touched end on a freshly restarted node that is not compiled yet, slower from
+/// the middle of the distribution up (measured in 9 runs: p50 1.5-3.7 times, p99 3.5-19 times the
+/// untouched seconds'): there the outage must raise the run's percentiles, and p50, p90 and p99
+/// are held to the untouched seconds' strictly, for the touched seconds alone and for the whole
+/// run (whose p50 came out 6.5-14 % higher).
+///
+/// The low end (p1, p10) is not held strictly, because nothing there is the same load without the
+/// outage: it follows how loaded this shared machine is from one second to the next, not the node
+/// (measured: the touched seconds' p1 from 14 % below the untouched ones' to 60 % above), nor is
+/// the baseline run of the same load before it (another moment, another JVM than the restarted
+/// one: the outage run's p1 was from 39 % below it to 7 % above on healthy code). There, and
+/// against the baseline everywhere, the percentiles are held to half, which fake successes would
+/// miss a hundredfold; p1 is among them because it is the percentile any outage over 1 % of the
+/// run moves.
+fn successful_latencies_not_lowered(out: &Path, baseline: &Path, ok: f64, outage: (f64, f64)) {
+    let mut in_logs = 0;
+    for op in ["read", "write"] {
+        let intervals = hlog_intervals(&out.join(format!("{op}.hlog")));
+        let mut whole = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        let mut untouched = whole.clone();
+        let mut touched = whole.clone();
+        for interval in &intervals {
+            whole.add(&interval.histogram).unwrap();
+            if interval.end <= outage.0 || interval.start >= outage.1 {
+                untouched.add(&interval.histogram).unwrap();
+            } else {
+                touched.add(&interval.histogram).unwrap();
+            }
+        }
+        in_logs += whole.len();
+        assert!(
+            untouched.len() as f64 >= RATE / 2.0 * 10.0,
+            "{op}: {} operations outside the outage {outage:?}",
+            untouched.len()
+        );
+        let without = hlog_total(&baseline.join(format!("{op}.hlog")));
+        let ms = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        for q in [0.01, 0.1, 0.5, 0.9, 0.99] {
+            let p = q * 100.0;
+            let (with_outage, in_outage, same_run, other_run) = (
+                ms(&whole, q),
+                ms(&touched, q),
+                ms(&untouched, q),
+                ms(&without, q),
+            );
+            eprintln!(
+                "{op} p{p}: {with_outage} ms with the outage ({in_outage} ms in its seconds), \
+                 {same_run} ms in the seconds it did not touch, {other_run} ms in the baseline run"
+            );
+            let floor = if q >= 0.5 { same_run } else { same_run * 0.5 };
+            assert!(
+                with_outage >= floor && (q < 0.5 || in_outage >= floor),
+                "{op} p{p}: {with_outage} ms with the outage ({in_outage} ms in its seconds \
+                 {outage:?}) vs {same_run} ms in the same run outside it"
+            );
+            assert!(
+                with_outage >= other_run * 0.5,
+                "{op} p{p}: {with_outage} ms with the outage vs {other_run} ms in the baseline run"
+            );
+        }
+    }
+    // The successful interval logs hold the successful operations and nothing else.
+    assert_eq!(in_logs as f64, ok);
 }
 
 /// Adding a column invalidates the node's prepared statements for the table: the next EXECUTE of
 /// every connection is answered UNPREPARED. The client prepares again on that connection and re-sends.
+/// (That a re-sent operation's latency and service time hold all three round trips, from its
+/// intended start and its first send, and that it keeps its first deadline, is shown on the reply
+/// path itself in wire.rs: the few re-sent operations of a run cannot be told apart in its output.)
 fn forgotten_prepared_statements(node: &TestNode, dir: &Path) {
     let out = dir.join("unprepared");
     let child = spawn_cqlbench(&run_args(node, "10s", &out));

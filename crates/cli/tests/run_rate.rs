@@ -77,10 +77,14 @@ fn check_rate(summary: &serde_json::Value, rate: f64, out: &std::path::Path) {
 }
 
 /// What the client really released, second by second (not what the schedule says it should have):
-/// within 1% of the target in every second the schedule covers in full. Only a stall of the client
-/// itself (it reports its own worst lateness in each row, e.g. when this shared machine is busy) may
-/// move sends across a second's boundary: at most that many milliseconds' worth, which is allowed on
-/// top of the 1%.
+/// within 1% of the target in every second the schedule covers in full.
+///
+/// The one allowance beyond the 1%: the client's own measured stall, in the one direction it can
+/// move sends. An operation released late by a stalled client crosses into the next second; its
+/// lateness (send minus intended start, `client_hiccup_max_ms`: measured on every operation here,
+/// as none waited for an in-flight slot) is in the row of the second it completed in. So a second
+/// may fall short by what its successor's worst lateness can carry out of it, and exceed the rate by
+/// what its own worst lateness can carry in from its predecessor; nothing else is excused.
 fn every_full_second_sends_the_rate(csv: &str, rate: f64) {
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
@@ -100,23 +104,35 @@ fn every_full_second_sends_the_rate(csv: &str, rate: f64) {
         .map(|(end, &(sent, scheduled, lag))| (end.parse().unwrap(), sent, scheduled, lag))
         .collect();
     ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut judged = 0;
+    let (mut judged, mut excused) = (0, 0);
     for k in 0..ordered.len() {
         let (end, sent, scheduled, lag) = ordered[k];
         if (scheduled - rate).abs() > 1e-6 {
             continue; // the schedule's first or last, partial second
         }
-        // A stall late in one second shows as lateness of operations completed in the next one.
-        let stall_ms = ordered.get(k + 1).map_or(lag, |next| lag.max(next.3));
-        let allowed = rate * 0.01 + rate * stall_ms / 1000.0;
+        let lag_after = ordered.get(k + 1).map_or(lag, |next| next.3);
+        let (stall_ms, side) = if sent < rate {
+            (lag_after, "the next second's")
+        } else {
+            (lag, "its own")
+        };
+        let off = (sent - rate).abs();
         assert!(
-            (sent - rate).abs() <= allowed,
-            "second ending at {end} s: sent {sent} ops/s for a target of {rate} \
-             (client stall up to {stall_ms} ms)\n{csv}"
+            off <= rate * 0.01 + rate * stall_ms / 1000.0,
+            "second ending at {end} s: sent {sent} ops/s for a target of {rate}, \
+             {side} client lateness up to {stall_ms} ms\n{csv}"
         );
+        if off > rate * 0.01 {
+            eprintln!(
+                "second ending at {end} s: {sent} ops/s, over 1% off {rate}; {side} client \
+                 lateness of {stall_ms} ms carried it"
+            );
+            excused += 1;
+        }
         judged += 1;
     }
     assert!(judged >= 18, "{judged} full seconds\n{csv}");
+    eprintln!("{judged} full seconds at {rate} ops/s, {excused} beyond 1% by a client stall");
 }
 
 /// Each client thread releases its operations in groups every `release_group x threads / rate`

@@ -1061,3 +1061,70 @@ fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
         "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn a_run_shorter_than_half_a_window_reports_the_window_it_has_with_its_last_stall() {
+        let start = Instant::now();
+        let mut totals = Totals::new();
+        totals.window_started = Some(start);
+        // Two seconds of 1 ms writes, the last 2 % of them held up by a 0.8 s stall at the end.
+        for _ in 0..980 {
+            totals.window[OpType::Write.index()].record(1_000).unwrap();
+        }
+        for _ in 0..20 {
+            totals.window[OpType::Write.index()]
+                .record(800_000)
+                .unwrap();
+        }
+        totals.close_window(false, WINDOW, start + Duration::from_secs(1));
+        assert!(
+            totals.window_p99s[OpType::Write.index()].is_empty(),
+            "not full yet"
+        );
+        totals.close_window(true, WINDOW, start + Duration::from_secs(2));
+        let windows = &totals.window_p99s[OpType::Write.index()];
+        assert_eq!(windows.len(), 1);
+        assert_eq!(windows[0].seconds, 2.0);
+        let (avg, max, note) = windowed_p99(windows);
+        assert!(max.unwrap() >= 799.0, "{max:?}");
+        assert_eq!((avg, note), (max, None));
+        // No read was measured: no window, and a reason instead of a number.
+        assert!(totals.window_p99s[OpType::Read.index()].is_empty());
+    }
+
+    #[test]
+    fn no_successful_operation_gives_null_with_a_reason_never_zero() {
+        let (avg, max, note) = windowed_p99(&[]);
+        assert_eq!((avg, max), (None, None));
+        assert_eq!(note.as_deref(), Some("no successful operation"));
+        // In summary.json: null and the note, not 0.0.
+        let mut failed = OpStats::default();
+        failed.errors.timeout = 500;
+        failed.failed_latency.record(2_000_000).unwrap();
+        let json = serde_json::to_value(op_summary(&failed, &[], 5.0)).unwrap();
+        assert!(
+            json["avg_p99_ms"].is_null() && json["max_p99_ms"].is_null(),
+            "{json}"
+        );
+        assert_eq!(json["p99_windows"], 0);
+        assert_eq!(json["p99_note"], "no successful operation");
+
+        // A window in which nothing succeeded (the node was down) is left out, not read as a 0.0
+        // window that would pull the average down; the windows with successes still count.
+        let start = Instant::now();
+        let mut totals = Totals::new();
+        totals.window_started = Some(start);
+        totals.close_window(false, WINDOW, start + WINDOW);
+        assert!(totals.window_p99s[OpType::Write.index()].is_empty());
+        totals.window[OpType::Write.index()].record(2_000).unwrap();
+        totals.close_window(true, WINDOW, start + WINDOW * 2);
+        let (avg, max, note) = windowed_p99(&totals.window_p99s[OpType::Write.index()]);
+        assert_eq!((avg, max, note), (Some(2.0), Some(2.0), None));
+    }
+}

@@ -1067,6 +1067,179 @@ fn maintain(config: &WireConfig, epoll: &Epoll, i: usize, conn: &mut Conn, now: 
 mod tests {
     use super::*;
 
+    /// A server's answer on `stream`, as it lands in the connection's input buffer.
+    fn arrive(conn: &mut Conn, stream: u16, opcode: Opcode, body: &[u8]) {
+        let mut frame = Vec::new();
+        cql::frame::write_frame(&mut frame, stream as i16, opcode, body);
+        frame[0] = 0x84; // the response version
+        conn.inbuf[conn.in_end..conn.in_end + frame.len()].copy_from_slice(&frame);
+        conn.in_end += frame.len();
+    }
+
+    /// An EXECUTE of statement `id` with one bound value, as `ThreadConns::send` hands it over.
+    fn execute(id: &[u8]) -> Vec<u8> {
+        let mut frame = Vec::new();
+        let mut execute = ExecuteFrame::begin(&mut frame, 0, id, 0x0001, 0x0008);
+        execute.value(b"key");
+        execute.finish();
+        frame
+    }
+
+    /// RESULT Void: a write's answer.
+    const VOID: [u8; 4] = 1i32.to_be_bytes();
+
+    fn statements() -> [String; 2] {
+        [
+            "SELECT v FROM t WHERE k = ?".into(),
+            "INSERT INTO t (k, v) VALUES (?, ?)".into(),
+        ]
+    }
+
+    #[test]
+    fn a_reply_read_after_the_deadline_is_a_timeout_at_the_deadline() {
+        let t0 = Instant::now();
+        let timeout = Duration::from_millis(500);
+        let pending = Pending {
+            op: OpType::Write,
+            intended: Some(t0),
+            sent: t0,
+            deadline: t0 + timeout,
+            slot_limited: false,
+            reprepared: false,
+        };
+        let mut conn = Conn::new(0, None);
+        for _ in 0..3 {
+            assert!(conn.start(&execute(b"id"), pending));
+        }
+        let mut completed = Vec::new();
+        // Stream 0 is answered at its deadline: in time, a success at that moment.
+        arrive(&mut conn, 0, Opcode::Result, &VOID);
+        conn.parse(t0 + timeout, &statements(), &mut completed)
+            .unwrap();
+        // Streams 1 and 2 are answered (a result, and an overloaded error) and read a microsecond
+        // after their deadline, before the loop's expiry pass noticed it: the user saw a timeout.
+        let late = t0 + timeout + Duration::from_micros(1);
+        arrive(&mut conn, 1, Opcode::Result, &VOID);
+        let mut overloaded = 0x1001i32.to_be_bytes().to_vec();
+        cql::frame::put_string(&mut overloaded, "overloaded");
+        arrive(&mut conn, 2, Opcode::Error, &overloaded);
+        conn.parse(late, &statements(), &mut completed).unwrap();
+        let outcomes: Vec<_> = completed.iter().map(|c| (c.error, c.done)).collect();
+        assert_eq!(
+            outcomes,
+            [
+                (None, t0 + timeout),
+                (Some(ErrorKind::Timeout), t0 + timeout),
+                (Some(ErrorKind::Timeout), t0 + timeout),
+            ]
+        );
+        assert_eq!(conn.live, 0);
+        // Nothing is left for the expiry pass to count a second time.
+        assert_eq!(conn.expire(late, &mut completed), None);
+        assert_eq!(completed.len(), 3);
+        // Recorded, the late answers are failures whose latency is the timeout; no successful
+        // operation has a service time over the timeout.
+        let mut recorder = IntervalRecorder::default();
+        for c in &completed {
+            recorder.record(c, t0);
+        }
+        let write = &recorder.measured[OpType::Write.index()];
+        assert_eq!((write.count, write.errors.timeout), (1, 2));
+        let timeout_us = timeout.as_micros() as u64;
+        assert!(write.service.max() <= write.service.highest_equivalent(timeout_us));
+        assert_eq!(
+            write
+                .failed_latency
+                .lowest_equivalent(write.failed_latency.min()),
+            write.failed_latency.lowest_equivalent(timeout_us)
+        );
+    }
+
+    #[test]
+    fn a_reprepared_operation_keeps_its_first_send_and_its_deadline() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let pending = Pending {
+            op: OpType::Read,
+            intended: Some(t0),
+            sent: t0 + ms(1),
+            deadline: t0 + ms(1) + ms(100),
+            slot_limited: false,
+            reprepared: false,
+        };
+        let mut conn = Conn::new(0, None);
+        conn.ids[OpType::Read.index()] = b"old".to_vec();
+        assert!(conn.start(&execute(b"old"), pending));
+        let second = Pending {
+            sent: t0 + ms(2),
+            deadline: t0 + ms(2) + ms(100),
+            ..pending
+        };
+        assert!(conn.start(&execute(b"old"), second));
+        conn.out.clear(); // flushed
+        let mut completed = Vec::new();
+        // At 5 ms both come back UNPREPARED: they wait, and one PREPARE goes out for both.
+        let mut unprepared = 0x2500i32.to_be_bytes().to_vec();
+        cql::frame::put_string(&mut unprepared, "unknown prepared statement");
+        unprepared.extend_from_slice(&3u16.to_be_bytes());
+        unprepared.extend_from_slice(b"old");
+        arrive(&mut conn, 0, Opcode::Error, &unprepared);
+        arrive(&mut conn, 1, Opcode::Error, &unprepared);
+        conn.parse(t0 + ms(5), &statements(), &mut completed)
+            .unwrap();
+        assert!(completed.is_empty());
+        assert_eq!(conn.live, 2);
+        let prepare = parse_header(&conn.out).unwrap();
+        assert_eq!(prepare.opcode, Opcode::Prepare as u8);
+        assert_eq!(conn.out.len(), prepare.frame_len(), "one PREPARE");
+        let prepare_stream = prepare.stream as u16;
+        assert!(prepare_stream > 1);
+        conn.out.clear();
+        // At 7 ms the statement is prepared again under a new id: both EXECUTEs are re-sent with it
+        // under their own stream ids.
+        let mut prepared = 4i32.to_be_bytes().to_vec();
+        prepared.extend_from_slice(&3u16.to_be_bytes());
+        prepared.extend_from_slice(b"new");
+        for n in [0i32, 1, 1] {
+            prepared.extend_from_slice(&n.to_be_bytes()); // flags, columns, partition-key count
+        }
+        prepared.extend_from_slice(&0u16.to_be_bytes());
+        arrive(&mut conn, prepare_stream, Opcode::Result, &prepared);
+        conn.parse(t0 + ms(7), &statements(), &mut completed)
+            .unwrap();
+        assert_eq!(conn.reprepared, 2);
+        let first = parse_header(&conn.out).unwrap();
+        assert_eq!((first.opcode, first.stream), (Opcode::Execute as u8, 0));
+        assert_eq!(cql::execute_id(&conn.out), Some(&b"new"[..]));
+        conn.out.clear();
+        // Stream 0's answer at 9 ms: one success whose latency and service time hold all three round
+        // trips (EXECUTE, PREPARE, EXECUTE again), from the intended start and the first send.
+        arrive(&mut conn, 0, Opcode::Result, &VOID);
+        conn.parse(t0 + ms(9), &statements(), &mut completed)
+            .unwrap();
+        // Stream 1's answer comes after the deadline of its first send (2 + 100 ms): a timeout.
+        arrive(&mut conn, 1, Opcode::Result, &VOID);
+        conn.parse(t0 + ms(103), &statements(), &mut completed)
+            .unwrap();
+        let outcomes: Vec<_> = completed
+            .iter()
+            .map(|c| (c.error, c.intended, c.sent, c.done))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                (None, t0, t0 + ms(1), t0 + ms(9)),
+                (Some(ErrorKind::Timeout), t0, t0 + ms(2), t0 + ms(102)),
+            ]
+        );
+        let mut recorder = IntervalRecorder::default();
+        recorder.record(&completed[0], t0);
+        let read = &recorder.measured[OpType::Read.index()];
+        assert_eq!(read.latency.max(), read.latency.highest_equivalent(9_000));
+        assert_eq!(read.service.max(), read.service.highest_equivalent(8_000));
+        assert_eq!(conn.live, 0);
+    }
+
     #[test]
     fn groups_share_the_release_time_of_their_first_operation() {
         let claim = AtomicU64::new(0);

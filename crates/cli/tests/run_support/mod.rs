@@ -134,22 +134,42 @@ pub fn read_summary(dir: &Path) -> serde_json::Value {
 
 /// Sums every interval of a `.hlog` file, decoded with HdrHistogram's own log reader.
 pub fn hlog_total(path: &Path) -> Histogram<u64> {
-    let bytes = std::fs::read(path).expect("read hlog");
+    let intervals = hlog_intervals(path);
+    assert!(!intervals.is_empty(), "no intervals in {}", path.display());
     let mut total = Histogram::<u64>::new(3).expect("histogram");
+    for interval in &intervals {
+        total.add(&interval.histogram).expect("add");
+    }
+    total
+}
+
+/// One interval of a `.hlog` file, its times in seconds from the measured start.
+pub struct HlogInterval {
+    pub start: f64,
+    pub end: f64,
+    pub histogram: Histogram<u64>,
+}
+
+/// The intervals of a `.hlog` file, decoded with HdrHistogram's own log reader.
+pub fn hlog_intervals(path: &Path) -> Vec<HlogInterval> {
+    let bytes = std::fs::read(path).expect("read hlog");
     let mut deserializer = Deserializer::new();
-    let mut intervals = 0;
+    let mut intervals = Vec::new();
     for entry in IntervalLogIterator::new(&bytes) {
         if let LogEntry::Interval(interval) = entry.expect("well-formed hlog line") {
             let decoded = base64_decode(interval.encoded_histogram());
-            let h: Histogram<u64> = deserializer
+            let histogram: Histogram<u64> = deserializer
                 .deserialize(&mut decoded.as_slice())
                 .expect("decodable histogram");
-            total.add(&h).expect("add");
-            intervals += 1;
+            let start = interval.start_timestamp().as_secs_f64();
+            intervals.push(HlogInterval {
+                start,
+                end: start + interval.duration().as_secs_f64(),
+                histogram,
+            });
         }
     }
-    assert!(intervals > 0, "no intervals in {}", path.display());
-    total
+    intervals
 }
 
 pub fn base64_decode(text: &str) -> Vec<u8> {
@@ -196,11 +216,6 @@ pub fn execute_cql(host: &str, cql: &str) {
     });
 }
 
-/// The quantile `q` of a `.hlog` file's whole content, in milliseconds.
-pub fn hlog_quantile_ms(path: &Path, q: f64) -> f64 {
-    hlog_total(path).value_at_quantile(q) as f64 / 1000.0
-}
-
 /// Sums the successful and failed operations of every op type in summary.json.
 pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
     let mut ok = 0.0;
@@ -215,4 +230,46 @@ pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
         }
     }
     (ok, failed)
+}
+
+/// One row of intervals.csv: where it ends (seconds from the measured start), its phase and
+/// operation type, and its numeric columns by name.
+pub struct IntervalRow {
+    pub end: f64,
+    pub phase: String,
+    pub op: String,
+    values: std::collections::HashMap<String, f64>,
+}
+
+impl IntervalRow {
+    pub fn get(&self, column: &str) -> f64 {
+        *self
+            .values
+            .get(column)
+            .unwrap_or_else(|| panic!("intervals.csv has no column {column}"))
+    }
+}
+
+/// The rows of a run's intervals.csv, in file order.
+pub fn interval_rows(dir: &Path) -> Vec<IntervalRow> {
+    let csv = std::fs::read_to_string(dir.join("intervals.csv")).expect("intervals.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), header.len(), "{line}");
+            let values = header
+                .iter()
+                .zip(&fields)
+                .filter_map(|(name, text)| Some((name.to_string(), text.parse().ok()?)))
+                .collect();
+            IntervalRow {
+                end: fields[0].parse().expect("elapsed_s"),
+                phase: fields[1].to_string(),
+                op: fields[2].to_string(),
+                values,
+            }
+        })
+        .collect()
 }
