@@ -711,9 +711,18 @@ fn stall_shows_in_corrected_latency(node: &TestNode, dir: &std::path::Path) {
 
     let summary = read_summary(out);
     let total = RATE * SECONDS;
-    assert_eq!(
-        f64_at(&summary, "ops.read.count") + f64_at(&summary, "ops.write.count"),
-        total
+    // Every operation is accounted for. A few may be the server's own timeouts: a write held in the
+    // stopped node for its write_request_timeout (2 s, as long as the stall) is answered WriteTimeout
+    // after SIGCONT (2 of 28,000 in some runs here); anything else, or more, is a fault.
+    let (ok, failed) = accounted(&summary);
+    let timeouts =
+        f64_at(&summary, "ops.read.errors.timeout") + f64_at(&summary, "ops.write.errors.timeout");
+    assert_eq!(ok + failed, total);
+    assert!(
+        failed == timeouts && failed <= total * 0.001,
+        "through a 2 s stall only a few server-side timeouts may fail: read {}, write {}",
+        summary["ops"]["read"]["errors"],
+        summary["ops"]["write"]["errors"]
     );
     let mut corrected = hlog_total(&out.join("read.hlog"));
     corrected.add(hlog_total(&out.join("write.hlog"))).unwrap();
