@@ -367,7 +367,7 @@ pub async fn collect_config(
     Ok(())
 }
 
-fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), K8sError> {
+pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), K8sError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(io_error(format!("creating {}", parent.display())))?;

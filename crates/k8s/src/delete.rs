@@ -77,12 +77,27 @@ fn object_ref(manifest: &Manifest) -> ObjectRef {
 }
 
 fn api(client: &Client, object: &ObjectRef) -> Api<DynamicObject> {
-    let (group, version) = object
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", object.api_version.as_str()));
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, &object.kind));
-    Api::namespaced_with(client.clone(), &object.namespace, &resource)
+    dynamic_api(
+        client,
+        &object.api_version,
+        &object.kind,
+        Some(&object.namespace),
+    )
+}
+
+/// The API of any kind by its `apiVersion` and `kind`, in a namespace or (`None`) cluster-wide.
+pub(crate) fn dynamic_api(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
 }
 
 fn kube_error(object: &ObjectRef, what: &str, source: kube::Error) -> K8sError {

@@ -23,5 +23,7 @@ pub mod run;
 pub mod yaml;
 
 pub use error::K8sError;
+/// The Kubernetes client `k8s run` and `k8s delete` take (kube-rs).
+pub use kube::Client;
 pub use plan::{load_plan, parse_plan, K8sPlan, K8sSettings};
 pub use render::{render, write, Manifest, RenderOptions};

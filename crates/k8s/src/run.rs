@@ -8,13 +8,12 @@
 //! run --brief-to /dev/termination-log`) come back in the pods' status. Reading files (results, GC logs)
 //! needs `exec` into pods, which the API server hands to the node's kubelet.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use cqlbench_cluster::Gc;
 use cqlbench_load::Brief;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::core::{ApiResource, GroupVersionKind};
 use kube::Client;
 use serde_json::{json, Value};
 
@@ -105,14 +104,12 @@ fn kube_error(what: &str, source: kube::Error) -> K8sError {
 }
 
 fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let kind = object["kind"].as_str().unwrap_or_default();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-    match object["metadata"]["namespace"].as_str() {
-        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
+    crate::delete::dynamic_api(
+        client,
+        object["apiVersion"].as_str().unwrap_or_default(),
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["namespace"].as_str(),
+    )
 }
 
 fn describe(object: &Value) -> String {
@@ -298,12 +295,6 @@ fn rfc3339(unix_s: u64) -> String {
     }
 }
 
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// The rate of a sweep's latency Job: its fraction of the `max` Job's summed throughput, whole ops/s.
 pub fn rate_of_max(fraction: f64, max_rate: f64) -> f64 {
     (fraction * max_rate).round().max(1.0)
@@ -359,11 +350,8 @@ impl Runner<'_> {
     }
 
     async fn job_pods(&self, job: &str) -> Result<Vec<Value>, K8sError> {
-        let pods: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
-            &self.plan.k8s.namespace,
-            &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Pod")),
-        );
+        let pods =
+            crate::delete::dynamic_api(self.client, "v1", "Pod", Some(&self.plan.k8s.namespace));
         let listed = pods
             .list(&ListParams::default().labels(&format!("job-name={job}")))
             .await
@@ -406,7 +394,9 @@ impl Runner<'_> {
             }
         } else {
             let mut job = manifest.clone();
-            let start = (unix_now() + self.options.start_delay.as_secs_f64()).ceil() as u64;
+            let start = (cqlbench_campaign::figures::unix_now()
+                + self.options.start_delay.as_secs_f64())
+            .ceil() as u64;
             let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
             if annotations.get(START_AT_ANNOTATION).is_some() {
                 annotations[START_AT_ANNOTATION] = json!(rfc3339(start));
@@ -510,20 +500,6 @@ fn manifest_of<'m>(manifests: &'m [Manifest], kind: &str, name: &str) -> Option<
         .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
 }
 
-fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), K8sError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| K8sError::Io {
-            context: format!("creating {}", parent.display()),
-            source,
-        })?;
-    }
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    std::fs::write(path, text + "\n").map_err(|source| K8sError::Io {
-        context: format!("writing {}", path.display()),
-        source,
-    })
-}
-
 /// Runs the plan's campaign on the cluster `client` talks to.
 pub async fn run(
     client: &Client,
@@ -596,7 +572,7 @@ pub async fn run(
             if cell.name.starts_with("max") && cell.repeat.is_none_or(|r| r == 1) {
                 max_rate = Some(done.achieved_rate);
             }
-            write_json(
+            crate::collect::write_json(
                 &options
                     .out
                     .join("raw")

@@ -196,6 +196,17 @@ pub fn execute(args: K8sArgs) -> Result<()> {
     }
 }
 
+/// A one-thread runtime and a Kubernetes client made on it, for the commands that talk to the API.
+fn connect(
+    kubeconfig: Option<&std::path::Path>,
+) -> Result<(tokio::runtime::Runtime, cqlbench_k8s::Client)> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let client = runtime.block_on(cqlbench_k8s::delete::client(kubeconfig))?;
+    Ok((runtime, client))
+}
+
 fn duration_arg(name: &str, text: &str) -> Result<std::time::Duration> {
     cqlbench_units::parse_duration(text).map_err(|e| anyhow::anyhow!("--{name}: {e}"))
 }
@@ -219,14 +230,14 @@ fn run(args: RunArgs) -> Result<()> {
         anyhow::bail!("--poll must be longer than 0");
     }
     let plan = cqlbench_k8s::load_plan(&args.plan)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let outcome = runtime.block_on(async {
-        let client = cqlbench_k8s::delete::client(args.kubeconfig.as_deref()).await?;
-        let mut progress = |line: &str| eprintln!("{line}");
-        cqlbench_k8s::run::run(&client, &plan, &options, &mut progress).await
-    })?;
+    let (runtime, client) = connect(args.kubeconfig.as_deref())?;
+    let mut progress = |line: &str| eprintln!("{line}");
+    let outcome = runtime.block_on(cqlbench_k8s::run::run(
+        &client,
+        &plan,
+        &options,
+        &mut progress,
+    ))?;
     let created = outcome.jobs.iter().filter(|j| j.created).count();
     println!(
         "{} Job(s) done ({created} run now, {} kept from an earlier run)",
@@ -274,14 +285,14 @@ fn delete(args: DeleteArgs) -> Result<()> {
     let timeout = cqlbench_units::parse_duration(&args.timeout)
         .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let plan = cqlbench_k8s::load_plan(&args.plan)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let outcome = runtime.block_on(async {
-        let client = cqlbench_k8s::delete::client(args.kubeconfig.as_deref()).await?;
-        let mut progress = |line: &str| eprintln!("{line}");
-        cqlbench_k8s::delete::delete(&client, &plan, timeout, &mut progress).await
-    })?;
+    let (runtime, client) = connect(args.kubeconfig.as_deref())?;
+    let mut progress = |line: &str| eprintln!("{line}");
+    let outcome = runtime.block_on(cqlbench_k8s::delete::delete(
+        &client,
+        &plan,
+        timeout,
+        &mut progress,
+    ))?;
     println!(
         "deleted {} object(s); {} did not exist (namespace {} kept)",
         outcome.deleted.len(),
