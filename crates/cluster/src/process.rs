@@ -237,6 +237,11 @@ fn fully_gone(pid: i32, marker: &Path) -> bool {
     match state_letter(pid) {
         None => true,
         Some('Z') => false,
+        // An exiting process releases its memory, and with it its command line, before it becomes a
+        // zombie: an empty command line is the killed JVM still tearing down, not another process.
+        Some(_) if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()) => {
+            false
+        }
         Some(_) => state(pid, marker) == ProcessState::Gone,
     }
 }
