@@ -590,13 +590,14 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
     let server = Server::start(&work.path().join("apiserver"));
     let kubeconfig = server.dir.join("kubeconfig").display().to_string();
     let out = work.path().join("results");
-    let run = || {
+    // `k8s run` on the example, collecting with `collect` (none: nothing read from inside pods).
+    let run = |collect: &str| {
         Command::new(env!("CARGO_BIN_EXE_cqlbench"))
             .args(["k8s", "run"])
             .arg(repo().join("examples/k8s-gc.toml"))
             .arg("-o")
             .arg(&out)
-            .args(["--kubeconfig", &kubeconfig, "--collect", "none"])
+            .args(["--kubeconfig", &kubeconfig, "--collect", collect])
             .args([
                 "--start-delay",
                 "2s",
@@ -610,7 +611,7 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
             .spawn()
             .unwrap()
     };
-    let first = run();
+    let first = run("none");
     // Pods need the namespace's default service account, which kube-controller-manager would create.
     wait_until("namespace cqlbench", || {
         server
@@ -677,7 +678,7 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
 
     // A second run keeps the finished Jobs of configurations 1 and 2 and refuses to go past the
     // failed one until it is deleted.
-    let second = run();
+    let second = run("none");
     for cluster in ["k8s-gc-1", "k8s-gc-2", "k8s-gc-3"] {
         wait_until(&format!("K8ssandraCluster {cluster} again"), || {
             server.get_json("k8ssandracluster", cluster)
@@ -724,23 +725,7 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
     let file = server.dir.join("cassandra-pod.json");
     std::fs::write(&file, pod.to_string()).unwrap();
     server.kubectl_ok(&["create", "-f", &file.display().to_string()]);
-    let exec_run = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-        .args(["k8s", "run"])
-        .arg(repo().join("examples/k8s-gc.toml"))
-        .arg("-o")
-        .arg(&out)
-        .args([
-            "--kubeconfig",
-            &kubeconfig,
-            "--poll",
-            "200ms",
-            "--ready-timeout",
-            "90s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let exec_run = run("exec");
     wait_until("K8ssandraCluster k8s-gc-1 for the exec run", || {
         server.get_json("k8ssandracluster", "k8s-gc-1")
     });
