@@ -29,6 +29,9 @@ pub enum CampaignError {
     #[error(transparent)]
     Load(#[from] cqlbench_load::LoadError),
 
+    #[error(transparent)]
+    Results(#[from] cqlbench_results::ResultsError),
+
     #[error("the report: {0}")]
     Report(#[from] cqlbench_report::ReportError),
 

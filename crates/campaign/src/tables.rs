@@ -25,7 +25,7 @@ pub fn render(plan: &Plan, dir: &Path) -> String {
             "Capacity at SLO (p99 of reads and writes <= {p99_ms} ms, rate kept, nothing failed)\n"
         ));
         for (index, config) in plan.configs.iter().enumerate() {
-            let capacity = crate::runner::slo_capacity(plan, index, dir)
+            let capacity = crate::slo::slo_capacity(plan, index, dir)
                 .map_or("below the plan's low rate".to_string(), |r| {
                     format!("{} ops/s", matrix::format_rate(r))
                 });

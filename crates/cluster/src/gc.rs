@@ -58,6 +58,18 @@ impl Gc {
             })
     }
 
+    /// The collector's name as the JVM's GC log states it at start-up (`[gc] Using G1`, `Using The Z
+    /// Garbage Collector`, …): what proves which collector a remote JVM really runs.
+    pub fn jvm_log_name(self) -> &'static str {
+        match self {
+            Gc::G1 => "G1",
+            Gc::Zgc | Gc::ZgcGenerational => "The Z Garbage Collector",
+            Gc::Shenandoah | Gc::ShenandoahGenerational => "Shenandoah",
+            Gc::Cms => "Concurrent Mark Sweep",
+            Gc::Parallel => "Parallel",
+        }
+    }
+
     /// The `-XX:+Use…` flag the live JVM reports when this collector runs.
     pub fn use_flag(self) -> &'static str {
         match self {

@@ -38,6 +38,9 @@ impl JdkChoice {
     }
 }
 
+/// From this JDK on, a Security Manager can no longer be installed (JEP 486).
+pub const NO_SECURITY_MANAGER_FROM: u32 = 24;
+
 /// A usable JDK: its home directory, major version and full version string.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Jdk {

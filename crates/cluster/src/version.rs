@@ -50,7 +50,7 @@ impl CassandraVersion {
     }
 
     /// JDK majors this series is verified to start on, preferred first. On JDK 25, 5.0 and 6.0 run with
-    /// cqlbench's Security Manager shim (see `compat`).
+    /// cqlbench's Security Manager shim (see the `compat` module).
     pub fn supported_jdks(&self) -> &'static [u32] {
         match self.series {
             Series::V4_0 | Series::V4_1 => &[11],
@@ -61,10 +61,10 @@ impl CassandraVersion {
     /// Why a JDK outside the table cannot work, when there is more to say than "not verified".
     fn why_not(&self, jdk_major: u32) -> Option<&'static str> {
         match self.series {
-            Series::V4_0 | Series::V4_1 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+            Series::V4_0 | Series::V4_1 if jdk_major >= crate::jdk::NO_SECURITY_MANAGER_FROM => Some(
                 "its start-up installs a Security Manager, which JDK 24 and newer refuse, and cqlbench's compatibility shim covers only 5.0 and 6.0",
             ),
-            Series::V5_0 | Series::V6_0 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+            Series::V5_0 | Series::V6_0 if jdk_major >= crate::jdk::NO_SECURITY_MANAGER_FROM => Some(
                 "its start-up installs a Security Manager, which JDK 24 and newer refuse; cqlbench's compatibility shim for that and the JPMS options it runs with are verified on JDK 25 only",
             ),
             _ => None,

@@ -13,7 +13,7 @@ use crate::report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
-use crate::time::format_iso8601;
+use cqlbench_units::time::format_iso8601;
 
 /// Histograms hold nanoseconds from 1 ns to one hour at three significant digits (≤ 0.1 % error).
 const HISTOGRAM_MAX_NS: u64 = 3_600_000_000_000;
@@ -745,7 +745,8 @@ impl<'w> Analyzer<'w> {
                 "pause lines"
             } else {
                 "safepoint operations"
-            },
+            }
+            .into(),
             count: pauses.tally.count,
             total_ms: ms(pauses.tally.total_ns),
             max_ms: ms(pauses.tally.max_ns),
@@ -804,7 +805,8 @@ impl<'w> Analyzer<'w> {
             format: match self.format {
                 Some(Format::Jdk8) => "jdk8",
                 _ => "unified",
-            },
+            }
+            .into(),
             jvm: JvmReport {
                 version: self.version,
                 collector: self.collector.or_else(|| infer_collector(&self.pauses)),
@@ -924,7 +926,7 @@ fn time_sampled(
         0.0
     };
     TimeSampledReport {
-        source,
+        source: source.into(),
         paused_fraction,
         p99_ms: quantile(0.99),
         p999_ms: quantile(0.999),

@@ -27,20 +27,21 @@
 mod analysis;
 mod input;
 mod parse;
+mod parts;
 mod report;
-mod time;
 
 pub use analysis::{gc_operation_kind, Analyzer};
+pub use cqlbench_units::time::{format_iso8601, parse_iso8601};
 pub use input::{order_rotated_parts, Input};
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
     StampAt,
 };
+pub use parts::{parts_in_dir, rotated_parts};
 pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
-pub use time::{format_iso8601, parse_iso8601};
 
 use std::io::Write;
 use std::path::PathBuf;

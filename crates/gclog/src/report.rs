@@ -3,12 +3,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Report {
     /// `unified` (JDK 9+ `-Xlog`) or `jdk8` (`-XX:+PrintGCDetails`).
-    pub format: &'static str,
+    pub format: String,
     pub jvm: JvmReport,
     /// Seconds from the first to the last timestamp; `null` when the log has no timestamps.
     pub span_s: Option<f64>,
@@ -26,24 +27,27 @@ pub struct Report {
     pub heap: Option<HeapReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JvmReport {
     pub version: Option<String>,
     pub collector: Option<String>,
     pub generational: bool,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct KindReport {
     pub count: u64,
     pub total_ms: f64,
     pub max_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PauseReport {
     /// `pause lines`, or `safepoint operations` when the log has no pause lines but names GC safepoints.
-    pub source: &'static str,
+    pub source: String,
     pub count: u64,
     pub total_ms: f64,
     pub max_ms: f64,
@@ -53,7 +57,8 @@ pub struct PauseReport {
     pub by_kind: BTreeMap<String, KindReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SafepointReport {
     pub count: u64,
     pub stopped_total_ms: f64,
@@ -70,17 +75,19 @@ pub struct SafepointReport {
     pub by_operation: BTreeMap<String, KindReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TimeSampledReport {
     /// The stopped intervals used: `safepoints` when the log has them (they contain the pauses), else `pauses`.
-    pub source: &'static str,
+    pub source: String,
     pub paused_fraction: f64,
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub p9999_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ConcurrentReport {
     /// Wall time during which at least one concurrent phase ran.
     pub total_s: f64,
@@ -89,7 +96,8 @@ pub struct ConcurrentReport {
     pub share_per_minute_mean: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HeapReport {
     pub max_before_mb: f64,
     pub max_after_mb: f64,

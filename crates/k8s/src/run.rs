@@ -11,8 +11,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::Gc;
-use cqlbench_load::Brief;
+use cqlbench_results::{Brief, JobBriefs, RunStatus, FORMAT_VERSION};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
@@ -28,8 +27,6 @@ use crate::render::{
 pub const FIELD_MANAGER: &str = "cqlbench";
 /// A long wait says how it stands at least this often, even when nothing changed.
 const HEARTBEAT: Duration = Duration::from_secs(60);
-/// The pod that reads the results volume for `exec`.
-pub const FETCH_POD: &str = "cqlbench-fetch";
 
 /// How results and GC logs get from the pods to this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +101,7 @@ fn kube_error(what: &str, source: kube::Error) -> K8sError {
 }
 
 fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    crate::delete::dynamic_api(
+    crate::api::dynamic_api(
         client,
         object["apiVersion"].as_str().unwrap_or_default(),
         object["kind"].as_str().unwrap_or_default(),
@@ -238,8 +235,11 @@ pub fn pod_brief(pod: &Value) -> Option<(u64, Result<Brief, String>)> {
     }
     Some((
         index,
-        serde_json::from_str::<Brief>(message).map_err(|e| {
-            format!("its termination message is not a cqlbench brief ({e}): {message:.200}")
+        Brief::parse(message).map_err(|e| {
+            format!(
+                "its termination message is not a cqlbench brief ({}): {message:.200}",
+                e.reason()
+            )
         }),
     ))
 }
@@ -265,7 +265,7 @@ fn briefs_of(job: &str, pods: &[Value], clients: u64) -> Result<Vec<Brief>, K8sE
     let mut problems = Vec::new();
     for (index, brief) in briefs.into_iter().enumerate() {
         match brief {
-            Some(Ok(brief)) if brief.status == "complete" => out.push(brief),
+            Some(Ok(brief)) if brief.status == RunStatus::Complete => out.push(brief),
             Some(Ok(brief)) => problems.push(format!(
                 "client {index} {}{}",
                 brief.status,
@@ -287,7 +287,7 @@ fn briefs_of(job: &str, pods: &[Value], clients: u64) -> Result<Vec<Brief>, K8sE
 
 /// RFC 3339 in UTC, whole seconds.
 fn rfc3339(unix_s: u64) -> String {
-    let text = cqlbench_gclog::format_iso8601(unix_s as i64 * 1_000_000_000);
+    let text = cqlbench_units::time::format_iso8601(unix_s as i64 * 1_000_000_000);
     // 2026-11-22T00:05:42.000000Z → 2026-11-22T00:05:42Z
     match text.split_once('.') {
         Some((seconds, _)) => format!("{seconds}Z"),
@@ -351,7 +351,7 @@ impl Runner<'_> {
 
     async fn job_pods(&self, job: &str) -> Result<Vec<Value>, K8sError> {
         let pods =
-            crate::delete::dynamic_api(self.client, "v1", "Pod", Some(&self.plan.k8s.namespace));
+            crate::api::dynamic_api(self.client, "v1", "Pod", Some(&self.plan.k8s.namespace));
         let listed = pods
             .list(&ListParams::default().labels(&format!("job-name={job}")))
             .await
@@ -394,9 +394,8 @@ impl Runner<'_> {
             }
         } else {
             let mut job = manifest.clone();
-            let start = (cqlbench_campaign::figures::unix_now()
-                + self.options.start_delay.as_secs_f64())
-            .ceil() as u64;
+            let start = (cqlbench_units::time::unix_now() + self.options.start_delay.as_secs_f64())
+                .ceil() as u64;
             let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
             if annotations.get(START_AT_ANNOTATION).is_some() {
                 annotations[START_AT_ANNOTATION] = json!(rfc3339(start));
@@ -572,16 +571,14 @@ pub async fn run(
             if cell.name.starts_with("max") && cell.repeat.is_none_or(|r| r == 1) {
                 max_rate = Some(done.achieved_rate);
             }
-            crate::collect::write_json(
-                &options
-                    .out
-                    .join("raw")
-                    .join(cluster_name)
-                    .join(&cell.name)
-                    .join("briefs.json"),
-                &json!({"job": done.job, "rate": done.rate, "achieved_rate": done.achieved_rate,
-                        "briefs": done.briefs}),
-            )?;
+            JobBriefs {
+                version: FORMAT_VERSION,
+                job: done.job.clone(),
+                rate: done.rate,
+                achieved_rate: done.achieved_rate,
+                briefs: done.briefs.clone(),
+            }
+            .write(&options.out.join("raw").join(cluster_name).join(&cell.name))?;
             outcome.jobs.push(done);
         }
         if options.collect == Collect::Exec {
@@ -590,7 +587,8 @@ pub async fn run(
                 plan,
                 index,
                 &collectors,
-                options,
+                &options.out,
+                options.ready_timeout,
                 runner.progress,
             )
             .await?;
@@ -642,17 +640,6 @@ async fn delete_cluster(
     }
     progress(&format!("deleted {}", describe(cluster)));
     Ok(())
-}
-
-/// The collector a `Using …` line of a JVM's GC log names, as the plan's collector families.
-pub fn collector_family(gc: Gc) -> &'static str {
-    match gc {
-        Gc::G1 => "G1",
-        Gc::Zgc | Gc::ZgcGenerational => "The Z Garbage Collector",
-        Gc::Shenandoah | Gc::ShenandoahGenerational => "Shenandoah",
-        Gc::Cms => "Concurrent Mark Sweep",
-        Gc::Parallel => "Parallel",
-    }
 }
 
 #[cfg(test)]
@@ -729,7 +716,8 @@ mod tests {
 
     fn brief(client: u64, rate: f64, status: &str) -> String {
         serde_json::to_string(&Brief {
-            status: status.into(),
+            version: FORMAT_VERSION,
+            status: status.parse().unwrap(),
             failure: (status != "complete").then(|| "client thread 0 failed".to_string()),
             client_id: Some(client),
             clients: 2,

@@ -340,50 +340,16 @@ fn read_credentials(file: Option<&Path>) -> Result<Option<Credentials>> {
     Credentials::from_env().map_err(invalid)
 }
 
-/// `YYYYMMDD-HHMMSS` in UTC, without a date library.
+/// `YYYYMMDD-HHMMSS` in UTC: the time part of a result directory's default name.
 pub fn timestamp() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    cqlbench_units::time::compact_utc(secs)
 }
 
 /// How far ahead `--start-at` may lie.
 const MAX_START_AHEAD_S: f64 = 86_400.0;
-
-/// Now, in seconds since the Unix epoch.
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
 
 /// `--start-at`: Unix seconds (`1763832600`, `1763832600.25`) or an RFC 3339 time
 /// (`2026-11-22T17:30:00Z`, `2026-11-22 18:30:00.5+01:00`), as seconds since the epoch.
@@ -474,8 +440,11 @@ pub fn parse_start_at(text: &str) -> Result<f64> {
     if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
         return Err(err());
     }
-    let seconds =
-        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    let seconds = cqlbench_units::time::days_from_civil(year, month, day) * 86_400
+        + hour * 3600
+        + minute * 60
+        + second
+        - offset_s;
     Ok(seconds as f64 + fraction)
 }
 
@@ -597,7 +566,7 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     o.client_id = parse_number("--client-id", &args.client_id, 0u64)?;
     if let Some(text) = &args.start_at {
         let at = parse_start_at(text)?;
-        let now = unix_now();
+        let now = cqlbench_units::time::unix_now();
         if at < now {
             return Err(invalid(format!(
                 "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
@@ -660,7 +629,7 @@ mod tests {
 
     #[test]
     fn clients_options_are_parsed_and_refused_in_one_line() {
-        let at = format!("{:.3}", unix_now() + 60.0);
+        let at = format!("{:.3}", cqlbench_units::time::unix_now() + 60.0);
         let args = |extra: &[&str]| {
             let mut argv = vec!["KeyValue", "--rate", "1500"];
             argv.extend_from_slice(extra);

@@ -2,6 +2,7 @@
 //! `concurrency` requests in flight, and a reporter that drains the recorders once a second into the
 //! result files and the progress line.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,10 +13,12 @@ use cqlbench_cql::ExecuteFrame;
 use hdrhistogram::Histogram;
 
 use crate::options::{RunOptions, Stopping};
-use crate::output::{
-    format_result_table, ClientSummary, IntervalRow, OpSummary, Percentiles, PhaseSummary,
-    ResultFiles, Summary,
+use cqlbench_results::{
+    round3, ClientSummary, ErrorCounts, OpSummary, Percentiles, PhaseSummary, RunStatus, Settings,
+    Summary, WindowP99, FORMAT_VERSION,
 };
+
+use crate::output::{format_result_table, Interval, ResultFiles};
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
@@ -116,13 +119,6 @@ const WINDOW_SLACK: Duration = Duration::from_millis(500);
 
 fn p99_ms(h: &Histogram<u64>) -> f64 {
     h.value_at_quantile(0.99) as f64 / 1000.0
-}
-
-/// The corrected p99 of the successful operations of one window, and the window's length.
-#[derive(Debug, Clone, Copy)]
-struct WindowP99 {
-    p99_ms: f64,
-    seconds: f64,
 }
 
 /// Per-operation-type totals kept by the reporter.
@@ -436,7 +432,7 @@ async fn run_async(
         fault_panic: fault_panic_from_env()?,
     });
     spawn_stop_on_ctrl_c(&ctx);
-    let settings = settings_json(options, &replication);
+    let settings = settings(options, &replication);
 
     let (populate, conns) = if options.populate > 0 {
         let (summary, conns) = populate(&ctx, options, progress, conns).await?;
@@ -562,10 +558,10 @@ async fn run_async(
             .iter()
             .any(|s| s.count + s.errors.total() + s.sent > 0)
         {
-            files.write_interval(&IntervalRow {
+            files.write_interval(&Interval {
                 elapsed_s: since_measure_start(now),
                 length,
-                phase: "warmup",
+                measured: false,
                 stats: &interval.warmup,
                 scheduled_ops_s: per_second(scheduled_in(&plan, last_tick, now.min(measure_start))),
                 hiccup_max_ms,
@@ -576,10 +572,10 @@ async fn run_async(
         if now > measure_start && !finished && measured_length < MIN_FIRST_MEASURED_ROW {
             held_measured = Some(std::mem::take(&mut interval.measured));
         } else if now > measure_start {
-            files.write_interval(&IntervalRow {
+            files.write_interval(&Interval {
                 elapsed_s: since_measure_start(now),
                 length: measured_length,
-                phase: "measured",
+                measured: true,
                 stats: &interval.measured,
                 scheduled_ops_s: scheduled_in(&plan, measured_since, now)
                     / measured_length.as_secs_f64().max(1e-9),
@@ -595,10 +591,10 @@ async fn run_async(
         }
         totals.close_window(finished, options.p99_window, now);
         let status = match (finished, &ended.failure) {
-            (false, _) => "running",
-            (true, Some(_)) => "failed",
-            (true, None) if ctx.stop.load(Ordering::Relaxed) => "interrupted",
-            (true, None) => "complete",
+            (false, _) => RunStatus::Running,
+            (true, Some(_)) => RunStatus::Failed,
+            (true, None) if ctx.stop.load(Ordering::Relaxed) => RunStatus::Interrupted,
+            (true, None) => RunStatus::Complete,
         };
         let summary = build_summary(&summary_base, &totals, measure_start, &ended, status);
         files.write_summary(&summary)?;
@@ -737,7 +733,7 @@ struct SummaryBase {
     max_in_flight: usize,
     /// Operations on the schedule (warm-up included), with a rate and a count.
     scheduled: Option<u64>,
-    settings: serde_json::Value,
+    settings: Settings,
     populate: Option<PhaseSummary>,
     /// Wall-clock start of the measured phase, seconds since the epoch.
     measured_start_unix_s: f64,
@@ -746,25 +742,8 @@ struct SummaryBase {
     start_at: Option<f64>,
 }
 
-/// The seeds' "Average p99" (weighted by window length, so a short last window counts for its
-/// length) and "Max p99", or why there are none.
-fn windowed_p99(windows: &[WindowP99]) -> (Option<f64>, Option<f64>, Option<String>) {
-    if windows.is_empty() {
-        return (None, None, Some("no successful operation".into()));
-    }
-    let seconds: f64 = windows.iter().map(|w| w.seconds).sum();
-    let average = if seconds > 0.0 {
-        windows.iter().map(|w| w.p99_ms * w.seconds).sum::<f64>() / seconds
-    } else {
-        windows.iter().map(|w| w.p99_ms).sum::<f64>() / windows.len() as f64
-    };
-    let max = windows.iter().map(|w| w.p99_ms).fold(0.0, f64::max);
-    (Some(round3(average)), Some(round3(max)), None)
-}
-
 fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
-    let (avg_p99_ms, max_p99_ms, p99_note) = windowed_p99(windows);
-    OpSummary {
+    let mut summary = OpSummary {
         count: s.count,
         errors: s.errors,
         sent: s.sent,
@@ -776,10 +755,89 @@ fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
         latency_ms: Percentiles::of(&s.latency),
         service_time_ms: Percentiles::of(&s.service),
         failed_latency_ms: Percentiles::of(&s.failed_latency),
-        avg_p99_ms,
-        max_p99_ms,
-        p99_windows: windows.len(),
-        p99_note,
+        ..OpSummary::default()
+    };
+    summary.set_windows(windows);
+    summary
+}
+
+impl Totals {
+    /// Seconds from the measured start to the last measured completion.
+    fn measured_elapsed(&self, measure_start: Instant) -> f64 {
+        self.last_measured_done.map_or(0.0, |d| {
+            d.saturating_duration_since(measure_start).as_secs_f64()
+        })
+    }
+
+    /// Every operation type that did anything, measured or in the warm-up, by its name.
+    fn op_summaries(&self, elapsed: f64) -> BTreeMap<String, OpSummary> {
+        OpType::ALL
+            .into_iter()
+            .filter(|op| {
+                let (s, w) = (&self.measured[op.index()], &self.warmup[op.index()]);
+                s.count + s.errors.total() + w.count + w.errors.total() > 0
+            })
+            .map(|op| {
+                let i = op.index();
+                let summary = op_summary(&self.measured[i], &self.window_p99s[i], elapsed);
+                (op.name().to_string(), summary)
+            })
+            .collect()
+    }
+
+    /// The warm-up's counts and p99, when it had operations.
+    fn warmup_summary(&self) -> Option<PhaseSummary> {
+        let count: u64 = self.warmup.iter().map(|s| s.count).sum();
+        let errors: u64 = self.warmup.iter().map(|s| s.errors.total()).sum();
+        (count + errors > 0).then(|| {
+            let mut latency = new_histogram();
+            for s in &self.warmup {
+                let _ = latency.add(&s.latency);
+            }
+            PhaseSummary {
+                count,
+                errors,
+                duration_s: 0.0,
+                ops_per_s: 0.0,
+                latency_p99_ms: Percentiles::of(&latency).p99,
+            }
+        })
+    }
+
+    fn client_summary(&self, base: &SummaryBase, ended: &PhaseEnd) -> ClientSummary {
+        ClientSummary {
+            hiccup_ms: Percentiles::of(&self.hiccup),
+            send_gap_ms: Percentiles::of(&self.send_gaps),
+            concurrency_limited_ops: self.concurrency_limited,
+            reprepared_ops: self.reprepared,
+            scheduled_ops: base.scheduled,
+            unsent_ops: ended.unsent,
+            cancelled_ops: ended.cancelled,
+            max_in_flight: base.max_in_flight,
+        }
+    }
+}
+
+/// What the run's rate and failures come to, in one sentence.
+fn rate_note(
+    base: &SummaryBase,
+    status: RunStatus,
+    ended: &PhaseEnd,
+    achieved: f64,
+    elapsed: f64,
+    failed: &ErrorCounts,
+) -> String {
+    let failures = cqlbench_results::failures_suffix(failed);
+    match (status, &ended.failure) {
+        (RunStatus::Failed, Some(reason)) => {
+            format!("FAILED: {reason}; the run was stopped{failures}")
+        }
+        (RunStatus::Running, _) => "running".to_string(),
+        (RunStatus::Interrupted, _) => format!(
+            "interrupted after {elapsed:.1} s{failures}; {} scheduled operations were not due yet",
+            ended.cancelled
+        ),
+        _ => cqlbench_results::rate_note(base.target_rate, achieved, failed),
     }
 }
 
@@ -788,13 +846,11 @@ fn build_summary(
     totals: &Totals,
     measure_start: Instant,
     ended: &PhaseEnd,
-    status: &str,
+    status: RunStatus,
 ) -> Summary {
-    let elapsed = totals.last_measured_done.map_or(0.0, |d| {
-        d.saturating_duration_since(measure_start).as_secs_f64()
-    });
+    let elapsed = totals.measured_elapsed(measure_start);
     let successful: u64 = totals.measured.iter().map(|s| s.count).sum();
-    let mut failed = crate::ErrorCounts::default();
+    let mut failed = ErrorCounts::default();
     for s in &totals.measured {
         failed.merge(&s.errors);
     }
@@ -803,95 +859,29 @@ fn build_summary(
     } else {
         0.0
     };
-    let mut ops = std::collections::BTreeMap::new();
-    for op in OpType::ALL {
-        let s = &totals.measured[op.index()];
-        let w = &totals.warmup[op.index()];
-        if s.count + s.errors.total() + w.count + w.errors.total() == 0 {
-            continue;
-        }
-        ops.insert(
-            op.name().to_string(),
-            op_summary(s, &totals.window_p99s[op.index()], elapsed),
-        );
-    }
-    let rate_kept = failed.total() == 0
-        && base
-            .target_rate
-            .is_none_or(|target| (achieved - target).abs() <= target * 0.01);
-    let failures = if failed.total() > 0 {
-        format!("; {}", failed.describe())
-    } else {
-        String::new()
-    };
-    let rate_note = match (base.target_rate, status, &ended.failure) {
-        (_, "failed", Some(reason)) => format!("FAILED: {reason}; the run was stopped{failures}"),
-        (_, "running", _) => "running".to_string(),
-        (_, "interrupted", _) => format!(
-            "interrupted after {elapsed:.1} s{failures}; {} scheduled operations were not due yet",
-            ended.cancelled
-        ),
-        (None, _, _) => format!("unthrottled (as fast as the in-flight limit allows){failures}"),
-        (Some(target), _, _) if rate_kept => {
-            format!("kept the target rate ({target:.0} ops/s offered)")
-        }
-        (Some(target), _, _) if (achieved - target).abs() <= target * 0.01 => format!(
-            "achieved {achieved:.1} of {target:.0} ops/s offered, BUT {}",
-            failed.describe()
-        ),
-        (Some(target), _, _) => format!(
-            "OFFERED {target:.0} ops/s BUT ACHIEVED {achieved:.1} successful ops/s{failures}; \
-             latencies include the time operations waited"
-        ),
-    };
-    let warm_count: u64 = totals.warmup.iter().map(|s| s.count).sum();
-    let warm_errors: u64 = totals.warmup.iter().map(|s| s.errors.total()).sum();
-    let warmup = (warm_count + warm_errors > 0).then(|| {
-        let mut latency = new_histogram();
-        for s in &totals.warmup {
-            let _ = latency.add(&s.latency);
-        }
-        PhaseSummary {
-            count: warm_count,
-            errors: warm_errors,
-            duration_s: 0.0,
-            ops_per_s: 0.0,
-            latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
-        }
-    });
     Summary {
+        version: FORMAT_VERSION,
         workload: base.workload.clone(),
         target_rate: base.target_rate,
         achieved_rate: round3(achieved),
-        rate_kept,
-        rate_note,
+        rate_kept: cqlbench_results::rate_kept(base.target_rate, achieved, &failed),
+        rate_note: rate_note(base, status, ended, achieved, elapsed, &failed),
         duration_s: round3(elapsed),
-        status: status.to_string(),
+        status,
         failure: ended.failure.clone(),
         p99_window_s: base.p99_window.as_secs_f64(),
-        ops,
-        client: ClientSummary {
-            hiccup_ms: Percentiles::of(&totals.hiccup),
-            send_gap_ms: Percentiles::of(&totals.send_gaps),
-            concurrency_limited_ops: totals.concurrency_limited,
-            reprepared_ops: totals.reprepared,
-            scheduled_ops: base.scheduled,
-            unsent_ops: ended.unsent,
-            cancelled_ops: ended.cancelled,
-            max_in_flight: base.max_in_flight,
-        },
-        warmup,
+        ops: totals.op_summaries(elapsed),
+        client: totals.client_summary(base, ended),
+        warmup: totals.warmup_summary(),
         populate: base.populate.clone(),
         settings: base.settings.clone(),
         measured_start_unix_s: base.measured_start_unix_s,
         clients: base.clients,
         client_id: Some(base.client_id),
         start_at: base.start_at,
+        merged_from: None,
+        validity: None,
     }
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 fn progress_line(
@@ -918,7 +908,7 @@ fn progress_line(
         per_second(sent),
         per_second(ok),
     );
-    let mut failed = crate::ErrorCounts::default();
+    let mut failed = ErrorCounts::default();
     let mut failed_latency = new_histogram();
     for op in OpType::ALL {
         let s = &stats[op.index()];
@@ -1018,53 +1008,68 @@ async fn populate(
                 errors,
                 duration_s: round3(seconds),
                 ops_per_s: round3(done as f64 / seconds.max(1e-9)),
-                latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
+                latency_p99_ms: Percentiles::of(&latency).p99,
             };
             return Ok((summary, phase.join()?));
         }
     }
 }
 
-fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
-    serde_json::json!({
-        "hosts": o.hosts,
-        "port": o.port,
-        "dc": o.dc,
-        "keyspace": o.keyspace,
-        "replication": replication,
-        "compaction": o.compaction.as_ref().map(|c| c.to_string()),
-        "consistency": format!("{:?}", o.consistency),
-        "serial_consistency": format!("{:?}", o.serial_consistency),
-        "partitions": o.partitions,
-        "partition_generator": format!("{:?}", o.partition_gen).to_lowercase(),
-        "concurrency_per_thread": o.concurrency,
-        "threads": o.threads,
-        "connections_per_host": o.connections_per_host,
+/// The run's options as summary.json records them.
+fn settings(o: &RunOptions, replication: &str) -> Settings {
+    Settings {
+        hosts: o.hosts.clone(),
+        port: o.port,
+        dc: o.dc.clone(),
+        keyspace: o.keyspace.clone(),
+        replication: replication.to_string(),
+        compaction: o.compaction.as_ref().map(|c| c.to_string()),
+        consistency: format!("{:?}", o.consistency),
+        serial_consistency: format!("{:?}", o.serial_consistency),
+        partitions: o.partitions,
+        partition_generator: format!("{:?}", o.partition_gen).to_lowercase(),
+        concurrency_per_thread: o.concurrency,
+        threads: o.threads,
+        connections_per_host: o.connections_per_host,
         // Each client thread has its own connections, at least one per host.
-        "connections_per_host_opened": o.connections_per_host.max(o.threads),
-        "read_ratio": o.read_ratio,
-        "populate": o.populate,
-        "warmup_s": o.warmup.as_secs_f64(),
-        "request_timeout_s": o.request_timeout.as_secs_f64(),
-        "tick_ms": o.tick.as_secs_f64() * 1000.0,
-        "slow_ops_file": o.record_slow_ops.then_some("slow-ops.csv"),
-        "release_group": o.release_group(),
-        "seed": o.seed,
+        connections_per_host_opened: o.connections_per_host.max(o.threads),
+        read_ratio: o.read_ratio,
+        populate: o.populate,
+        warmup_s: o.warmup.as_secs_f64(),
+        request_timeout_s: o.request_timeout.as_secs_f64(),
+        tick_ms: o.tick.as_secs_f64() * 1000.0,
+        slow_ops_file: o
+            .record_slow_ops
+            .then(|| cqlbench_results::SLOW_OPS_FILE.to_string()),
+        release_group: o.release_group(),
+        seed: o.seed,
         // --rate, -n, --populate are of all clients together; each sends its share.
-        "rate_all_clients": o.rate,
-        "stopping": match o.stopping {
-            Stopping::Duration(d) => serde_json::json!({ "duration_s": d.as_secs_f64() }),
-            Stopping::Ops(n) => serde_json::json!({ "ops": n }),
-        },
-        "clients": o.clients,
-        "start_at": o.start_at,
-        "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
-    })
+        rate_all_clients: o.rate,
+        stopping: Some(match o.stopping {
+            Stopping::Duration(d) => cqlbench_results::Stopping::DurationS(d.as_secs_f64()),
+            Stopping::Ops(n) => cqlbench_results::Stopping::Ops(n),
+        }),
+        clients: o.clients,
+        start_at: o.start_at,
+        workload_parameters: o
+            .workload
+            .params
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The windowed p99s as summary.json gets them.
+    fn windowed_p99(windows: &[WindowP99]) -> (Option<f64>, Option<f64>, Option<String>) {
+        let mut summary = OpSummary::default();
+        summary.set_windows(windows);
+        (summary.avg_p99_ms, summary.max_p99_ms, summary.p99_note)
+    }
 
     const WINDOW: Duration = Duration::from_secs(10);
 

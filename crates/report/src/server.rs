@@ -2,35 +2,26 @@
 //! `node*/figures.json`): the GC table, and the tail-vs-GC table built from it and the client's
 //! slow operations.
 
-use serde_json::Value;
+use cqlbench_gclog::Report;
+use cqlbench_results::{node_dirs, GcAnalysis, NodeFigures, FIGURES_FILE};
 
 use crate::cells::{Campaign, Cell};
-use crate::tail::{node_dirs, tail_vs_gc, TailVsGc};
+use crate::tail::{tail_vs_gc, TailVsGc};
 
-/// One node's collected files.
+/// One node's collected files (either may be missing or unreadable).
 struct NodeFiles {
-    gc: Value,
-    figures: Value,
+    gc: Option<Report>,
+    figures: Option<NodeFigures>,
 }
 
 fn node_files(cell: &Cell) -> Vec<NodeFiles> {
-    let read = |path: std::path::PathBuf| {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .unwrap_or(Value::Null)
-    };
-    node_dirs(&cell.dir, "figures.json")
+    node_dirs(&cell.dir, FIGURES_FILE)
         .into_iter()
         .map(|dir| NodeFiles {
-            gc: read(dir.join("gc-analysis.json")),
-            figures: read(dir.join("figures.json")),
+            gc: GcAnalysis::read(&dir).ok().and_then(|a| a.report),
+            figures: NodeFigures::read(&dir).ok(),
         })
         .collect()
-}
-
-fn at(value: &Value, pointer: &str) -> Option<f64> {
-    value.pointer(pointer).and_then(Value::as_f64)
 }
 
 /// A cell's GC and server figures over all its nodes: counts and times add up, worst-case figures
@@ -75,35 +66,37 @@ pub fn server_figures(cell: &Cell) -> Option<ServerFigures> {
     if nodes.is_empty() {
         return None;
     }
-    let gc = |p: &'static str| nodes.iter().map(move |n| at(&n.gc, p));
-    let fig = |p: &'static str| nodes.iter().map(move |n| at(&n.figures, p));
-    let flushed = sum(fig("/flushed_bytes"));
-    let compacted = sum(fig("/compacted_bytes"));
+    let gc = |f: fn(&Report) -> Option<f64>| nodes.iter().map(move |n| n.gc.as_ref().and_then(f));
+    let fig = |f: fn(&NodeFigures) -> Option<f64>| {
+        nodes.iter().map(move |n| n.figures.as_ref().and_then(f))
+    };
+    let flushed = sum(fig(|f| Some(f.flushed_bytes)));
+    let compacted = sum(fig(|f| f.compacted_bytes));
     let mut collectors: Vec<String> = nodes
         .iter()
         .filter_map(|n| {
-            n.figures["collector"]
-                .as_str()
-                .or_else(|| n.gc.pointer("/jvm/collector").and_then(Value::as_str))
-                .map(str::to_string)
+            let named = n.figures.as_ref().and_then(|f| f.collector.clone());
+            named.or_else(|| n.gc.as_ref().and_then(|r| r.jvm.collector.clone()))
         })
         .collect();
     collectors.dedup();
     Some(ServerFigures {
         nodes: nodes.len(),
         collector: (!collectors.is_empty()).then(|| collectors.join(", ")),
-        pauses: sum(gc("/pauses/count")),
-        pause_total_ms: sum(gc("/pauses/total_ms")),
-        pause_max_ms: max(gc("/pauses/max_ms")),
-        stopped_total_ms: sum(gc("/safepoints/stopped_total_ms")),
-        ttsp_total_ms: sum(gc("/safepoints/ttsp_total_ms")),
-        time_sampled_p99_ms: max(gc("/time_sampled/p99_ms")),
-        time_sampled_p999_ms: max(gc("/time_sampled/p999_ms")),
-        time_sampled_p9999_ms: max(gc("/time_sampled/p9999_ms")),
-        concurrent_share: mean(gc("/concurrent/share_per_minute_mean")),
-        allocation_mb_s: sum(gc("/allocation_rate_mb_s")),
-        cpu_ms_per_op: sum(fig("/cpu_ms_per_op")),
-        gc_threads_cpu_share: mean(fig("/gc_threads_cpu_share")),
+        pauses: sum(gc(|r| Some(r.pauses.count as f64))),
+        pause_total_ms: sum(gc(|r| Some(r.pauses.total_ms))),
+        pause_max_ms: max(gc(|r| Some(r.pauses.max_ms))),
+        stopped_total_ms: sum(gc(|r| r.safepoints.as_ref().map(|s| s.stopped_total_ms))),
+        ttsp_total_ms: sum(gc(|r| r.safepoints.as_ref().map(|s| s.ttsp_total_ms))),
+        time_sampled_p99_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p99_ms))),
+        time_sampled_p999_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p999_ms))),
+        time_sampled_p9999_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p9999_ms))),
+        concurrent_share: mean(gc(|r| {
+            r.concurrent.as_ref().map(|c| c.share_per_minute_mean)
+        })),
+        allocation_mb_s: sum(gc(|r| r.allocation_rate_mb_s)),
+        cpu_ms_per_op: sum(fig(|f| f.cpu_ms_per_op)),
+        gc_threads_cpu_share: mean(fig(|f| f.gc_threads_cpu_share)),
         write_amplification: compacted
             .zip(flushed)
             .filter(|(_, f)| *f > 0.0)
@@ -228,6 +221,7 @@ fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
 mod tests {
     use super::*;
     use crate::cells::RateKey;
+    use serde_json::Value;
 
     fn node(dir: &std::path::Path, name: &str, gc: Value, figures: Value) {
         let d = dir.join(name);
@@ -270,7 +264,7 @@ mod tests {
             rate: RateKey("1000".into()),
             repeat: None,
             dir: dir.path().to_path_buf(),
-            summary: Value::Null,
+            summary: cqlbench_results::Summary::default(),
         };
         let s = server_figures(&cell).unwrap();
         assert_eq!(s.nodes, 2);

@@ -4,8 +4,11 @@
 //! print one clear line. Suffixes follow the tools operators already use: `30s`/`5m`/`1h` for
 //! durations (a bare number is seconds — tlp-stress's silent `-d 30s` → 0 minutes is the bug to avoid),
 //! `k`/`M`/`B` for counts and rates (decimal), `K`/`M`/`G` for memory sizes (binary, like `-Xmx`).
+//! [`time`] holds the calendar and timestamp arithmetic every crate shares.
 
 use std::time::Duration;
+
+pub mod time;
 
 /// A quantity that could not be parsed; the message is meant for one line of CLI output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -39,7 +39,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<()> {
         // A run that failed still leaves its brief: an orchestrator must see why, not an empty file.
         let client_id = args.client_id.parse().ok();
         let clients = args.clients.parse().unwrap_or(1);
-        let brief = cqlbench_load::Brief::failed(&format!("{error:#}"), client_id, clients);
+        let brief = cqlbench_results::Brief::failed(&format!("{error:#}"), client_id, clients);
         brief
             .write(path)
             .with_context(|| format!("--brief-to {}", path.display()))?;
@@ -80,18 +80,17 @@ fn run_with_hosts(
     let result = cqlbench_load::run(&options, &mut print)?;
     if let Some(state) = cluster {
         let path = result.out_dir.join(cqlbench_cluster::state::STATE_FILE);
-        let json = serde_json::to_string_pretty(state)?;
-        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+        cqlbench_results::write_json(&path, state)?;
     }
     if let Some(path) = &args.brief_to {
-        cqlbench_load::Brief::of(&result.summary)
+        cqlbench_results::Brief::of(&result.summary)
             .write(path)
             .with_context(|| format!("--brief-to {}", path.display()))?;
         BRIEF_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     println!("{}", result.table);
     println!("results: {}", result.out_dir.display());
-    if result.summary.status == "interrupted" {
+    if result.summary.status == cqlbench_results::RunStatus::Interrupted {
         bail!(
             "interrupted; results so far are in {}",
             result.out_dir.display()

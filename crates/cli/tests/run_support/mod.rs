@@ -233,16 +233,23 @@ pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
 }
 
 /// One row of intervals.csv: where it ends (seconds from the measured start), its phase and
-/// operation type, and its numeric columns by name.
+/// operation type, and its numeric columns by name (`None` where the value does not exist: "–").
 pub struct IntervalRow {
     pub end: f64,
     pub phase: String,
     pub op: String,
-    values: std::collections::HashMap<String, f64>,
+    values: std::collections::HashMap<String, Option<f64>>,
 }
 
 impl IntervalRow {
+    /// A column's value, which must exist.
     pub fn get(&self, column: &str) -> f64 {
+        self.value(column)
+            .unwrap_or_else(|| panic!("intervals.csv has no value of {column} at {} s", self.end))
+    }
+
+    /// A column's value, `None` where the row shows it does not exist ("–").
+    pub fn value(&self, column: &str) -> Option<f64> {
         *self
             .values
             .get(column)
@@ -262,7 +269,13 @@ pub fn interval_rows(dir: &Path) -> Vec<IntervalRow> {
             let values = header
                 .iter()
                 .zip(&fields)
-                .filter_map(|(name, text)| Some((name.to_string(), text.parse().ok()?)))
+                .filter_map(|(name, text)| {
+                    let value = match *text {
+                        "–" => None,
+                        number => Some(number.parse().ok()?),
+                    };
+                    Some((name.to_string(), value))
+                })
                 .collect();
             IntervalRow {
                 end: fields[0].parse().expect("elapsed_s"),

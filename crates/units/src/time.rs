@@ -1,9 +1,11 @@
-//! Calendar arithmetic for log timestamps, without a date-time dependency.
+//! Time: calendar arithmetic, ISO 8601 timestamps and the wall clock, without a date-time dependency.
+//! One home for what the GC log reader, the load's `--start-at`, the campaign's log windows and the
+//! result directories' names all need.
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
@@ -14,7 +16,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The date of a day count since 1970-01-01 (inverse of `days_from_civil`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let shifted = days + 719_468;
     let era = shifted.div_euclid(146_097);
     let day_of_era = shifted - era * 146_097;
@@ -116,6 +118,25 @@ pub fn format_iso8601(epoch_nanos: i64) -> String {
     )
 }
 
+/// Now, in seconds since the Unix epoch.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC of a time in whole seconds since the epoch (names of result directories).
+pub fn compact_utc(unix_s: u64) -> String {
+    let (days, rem) = ((unix_s / 86_400) as i64, unix_s % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +157,15 @@ mod tests {
         );
         assert_eq!(parse_iso8601(b"2026-13-22T00:05:42.394+0000"), None);
         assert_eq!(parse_iso8601(b"2026-11-22T00:05"), None);
+    }
+
+    #[test]
+    fn calendar_days_round_trip() {
+        for days in [-719_468, -1, 0, 1, 10_957, 20_779, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+        assert_eq!(days_from_civil(2026, 11, 22), 20_779);
+        assert_eq!(compact_utc(1_795_306_102), "20261122-000822");
     }
 }
