@@ -108,8 +108,9 @@ fn optional(value: Option<f64>, unit: &str) -> String {
     value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.3}{unit}"))
 }
 
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Report {
+    /// The JVM line and the warning about collections that could not be put back together.
+    fn fmt_jvm(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let jvm = &self.jvm;
         writeln!(
             f,
@@ -133,6 +134,11 @@ impl fmt::Display for Report {
                 self.unfinished_collections
             )?;
         }
+        Ok(())
+    }
+
+    /// The pauses, then one line per kind.
+    fn fmt_pauses(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pauses = &self.pauses;
         writeln!(
             f,
@@ -154,28 +160,36 @@ impl fmt::Display for Report {
                 stats.count, stats.total_ms, stats.max_ms
             )?;
         }
-        match &self.safepoints {
-            Some(sp) => {
-                writeln!(
-                    f,
-                    "Safepoints: {} stopping the application {:.3} ms in total; max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
-                    sp.count, sp.stopped_total_ms, sp.stopped_max_ms, sp.stopped_p99_ms, sp.stopped_p999_ms
-                )?;
-                writeln!(
-                    f,
-                    "  time to safepoint: total {:.3} ms, max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
-                    sp.ttsp_total_ms, sp.ttsp_max_ms, sp.ttsp_p99_ms, sp.ttsp_p999_ms
-                )?;
-                for (operation, stats) in &sp.by_operation {
-                    writeln!(
-                        f,
-                        "  {operation:<32} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
-                        stats.count, stats.total_ms, stats.max_ms
-                    )?;
-                }
-            }
-            None => writeln!(f, "Safepoints: not in this log (add `safepoint` to -Xlog)")?,
+        Ok(())
+    }
+
+    /// The safepoints with their time to safepoint, then one line per operation.
+    fn fmt_safepoints(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(sp) = &self.safepoints else {
+            return writeln!(f, "Safepoints: not in this log (add `safepoint` to -Xlog)");
+        };
+        writeln!(
+            f,
+            "Safepoints: {} stopping the application {:.3} ms in total; max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            sp.count, sp.stopped_total_ms, sp.stopped_max_ms, sp.stopped_p99_ms, sp.stopped_p999_ms
+        )?;
+        writeln!(
+            f,
+            "  time to safepoint: total {:.3} ms, max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            sp.ttsp_total_ms, sp.ttsp_max_ms, sp.ttsp_p99_ms, sp.ttsp_p999_ms
+        )?;
+        for (operation, stats) in &sp.by_operation {
+            writeln!(
+                f,
+                "  {operation:<32} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
+                stats.count, stats.total_ms, stats.max_ms
+            )?;
         }
+        Ok(())
+    }
+
+    /// The time-sampled stop, the concurrent share, the heap.
+    fn fmt_rest(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.time_sampled {
             Some(ts) => writeln!(
                 f,
@@ -208,5 +222,14 @@ impl fmt::Display for Report {
             )?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_jvm(f)?;
+        self.fmt_pauses(f)?;
+        self.fmt_safepoints(f)?;
+        self.fmt_rest(f)
     }
 }

@@ -368,84 +368,7 @@ pub fn parse_start_at(text: &str) -> Result<f64> {
             .filter(|v| v.is_finite())
             .ok_or_else(err);
     }
-    let b = t.as_bytes();
-    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = t.get(range)?;
-        if part.bytes().all(|c| c.is_ascii_digit()) {
-            part.parse().ok()
-        } else {
-            None
-        }
-    };
-    let shape_ok = b.len() >= 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && matches!(b[10], b'T' | b't' | b' ')
-        && b[13] == b':'
-        && b[16] == b':';
-    if !shape_ok {
-        return Err(err());
-    }
-    let (year, month, day) = (
-        digits(0..4).ok_or_else(err)?,
-        digits(5..7).ok_or_else(err)?,
-        digits(8..10).ok_or_else(err)?,
-    );
-    let (hour, minute, second) = (
-        digits(11..13).ok_or_else(err)?,
-        digits(14..16).ok_or_else(err)?,
-        digits(17..19).ok_or_else(err)?,
-    );
-    let mut rest = &t[19..];
-    let mut fraction = 0.0;
-    if let Some(after_dot) = rest.strip_prefix('.') {
-        let end = after_dot
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after_dot.len());
-        if end == 0 {
-            return Err(err());
-        }
-        fraction = format!("0.{}", &after_dot[..end])
-            .parse::<f64>()
-            .map_err(|_| err())?;
-        rest = &after_dot[end..];
-    }
-    let offset_s = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first() {
-                Some(b'+') => 1,
-                Some(b'-') => -1,
-                _ => return Err(err()),
-            };
-            let r = &rest[1..];
-            if r.len() != 5 || r.as_bytes()[2] != b':' {
-                return Err(err());
-            }
-            let hours: i64 = r[0..2].parse().map_err(|_| err())?;
-            let minutes: i64 = r[3..5].parse().map_err(|_| err())?;
-            if hours > 23 || minutes > 59 {
-                return Err(err());
-            }
-            sign * (hours * 3600 + minutes * 60)
-        }
-    };
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => return Err(err()),
-    };
-    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
-        return Err(err());
-    }
-    let seconds = cqlbench_units::time::days_from_civil(year, month, day) * 86_400
-        + hour * 3600
-        + minute * 60
-        + second
-        - offset_s;
-    Ok(seconds as f64 + fraction)
+    cqlbench_units::time::parse_rfc3339(t).ok_or_else(err)
 }
 
 impl RunArgs {
@@ -490,13 +413,21 @@ impl RunArgs {
     }
 }
 
-fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
-    let info = find_workload(&args.workload)?;
-    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
-    });
-    let mut o = RunOptions::new(workload, hosts, out);
+/// `-r`: a share between 0 and 1.
+fn parse_read_ratio(text: &str) -> Result<f64> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| (0.0..=1.0).contains(v))
+        .ok_or_else(|| {
+            invalid(format!(
+                "invalid read ratio '{text}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
+            ))
+        })
+}
+
+/// What is sent and how fast: stopping rule, partitions, threads, rate, populate, warm-up, tick.
+fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     o.stopping = match (&args.duration, &args.ops) {
         (_, Some(n)) => Stopping::Ops(unit(parse_count(n))?),
         (Some(d), None) => Stopping::Duration(unit(parse_duration(d))?),
@@ -506,16 +437,7 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     o.concurrency = parse_number("--concurrency", &args.concurrency, 1usize)?;
     o.threads = parse_number("--threads", &args.threads, 1usize)?;
     if let Some(r) = &args.read_ratio {
-        o.read_ratio = r
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| (0.0..=1.0).contains(v))
-            .ok_or_else(|| {
-                invalid(format!(
-                    "invalid read ratio '{r}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
-                ))
-            })?;
+        o.read_ratio = parse_read_ratio(r)?;
     }
     o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
     o.partition_gen = args.partition_generator.parse::<PartitionGen>()?;
@@ -524,6 +446,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
         unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
     o.tick = unit(parse_duration(&args.tick))?;
     o.record_slow_ops = !args.no_slow_ops;
+    Ok(())
+}
+
+/// Consistency levels, keyspace and table options.
+fn schema_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     if let Some(cl) = &args.consistency {
         o.consistency = cl.parse::<Consistency>()?;
     }
@@ -546,6 +473,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
         .transpose()?;
     o.keyspace = args.keyspace.clone();
     o.drop_keyspace = args.drop;
+    Ok(())
+}
+
+/// How the client connects: connections, port, datacenter, timeout, seed, credentials, TLS.
+fn connection_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     o.connections_per_host =
         parse_number("--connections-per-host", &args.connections_per_host, 1usize)?;
     o.port = parse_number("--port", &args.port, 1u16)?;
@@ -562,25 +494,41 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
             )));
         }
     }
+    Ok(())
+}
+
+/// `--start-at`: ahead of now, by at most 24 h.
+fn check_start_at(text: &str) -> Result<f64> {
+    let at = parse_start_at(text)?;
+    let now = cqlbench_units::time::unix_now();
+    if at < now {
+        return Err(invalid(format!(
+            "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
+            now - at
+        )));
+    }
+    if at > now + MAX_START_AHEAD_S {
+        return Err(invalid(format!(
+            "--start-at {text} is {:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
+            (at - now) / 3600.0
+        )));
+    }
+    Ok(at)
+}
+
+fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
+    let info = find_workload(&args.workload)?;
+    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
+    });
+    let mut o = RunOptions::new(workload, hosts, out);
+    load_options(args, &mut o)?;
+    schema_options(args, &mut o)?;
+    connection_options(args, &mut o)?;
     o.clients = parse_number("--clients", &args.clients, 1u64)?;
     o.client_id = parse_number("--client-id", &args.client_id, 0u64)?;
-    if let Some(text) = &args.start_at {
-        let at = parse_start_at(text)?;
-        let now = cqlbench_units::time::unix_now();
-        if at < now {
-            return Err(invalid(format!(
-                "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
-                now - at
-            )));
-        }
-        if at > now + MAX_START_AHEAD_S {
-            return Err(invalid(format!(
-                "--start-at {text} is {:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
-                (at - now) / 3600.0
-            )));
-        }
-        o.start_at = Some(at);
-    }
+    o.start_at = args.start_at.as_deref().map(check_start_at).transpose()?;
     o.p99_window = unit(parse_duration(&args.p99_window))?;
     if o.p99_window.is_zero() {
         return Err(invalid("--p99-window must be greater than zero".into()));

@@ -402,6 +402,54 @@ async fn run_async(
     options: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, LoadError> {
+    let (ctx, conns, settings) = prepare(options).await?;
+    let (populate, conns) = if options.populate > 0 {
+        let (summary, conns) = populate(&ctx, options, progress, conns).await?;
+        (Some(summary), conns)
+    } else {
+        (None, conns)
+    };
+    // A short lead so that the first operations are not already late when the tasks start; with
+    // --start-at, the common start of all clients.
+    let (start, start_wall) = match options.start_at {
+        Some(at) => common_start(at, progress)?,
+        None => {
+            let lead = Duration::from_millis(20);
+            (Instant::now() + lead, SystemTime::now() + lead)
+        }
+    };
+    let plan = measured_phase(options, start);
+    let measured_start_wall = start_wall + options.warmup;
+    let base = SummaryBase {
+        workload: options.workload.info.name.to_string(),
+        // This client's share: what it alone is to achieve.
+        target_rate: options.client_rate(),
+        p99_window: options.p99_window,
+        max_in_flight: options.max_in_flight(),
+        scheduled: plan
+            .count
+            .filter(|_| options.rate.is_some())
+            .map(|c| plan.own_count(c)),
+        clients: options.clients,
+        client_id: options.client_id,
+        start_at: options.start_at,
+        settings,
+        populate,
+        measured_start_unix_s: measured_start_wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    };
+    let files = ResultFiles::create(&options.out_dir, measured_start_wall)?;
+    let phase = spawn_phase(&ctx, &plan, conns, true)?;
+    let mut reporter = Reporter::new(options, plan, files, base);
+    measure(&ctx, phase, &mut reporter, progress).await
+}
+
+/// The schema set up through the driver, the topology read, and the load's own connections opened;
+/// with the settings summary.json records.
+async fn prepare(
+    options: &RunOptions,
+) -> Result<(Arc<Ctx>, Vec<ThreadConns>, Settings), LoadError> {
     // The driver sets up the schema and reads the topology; the load path then speaks CQL itself.
     let driver = session::connect(options).await?;
     session::check_datacenter(&driver, options)?;
@@ -432,24 +480,12 @@ async fn run_async(
         fault_panic: fault_panic_from_env()?,
     });
     spawn_stop_on_ctrl_c(&ctx);
-    let settings = settings(options, &replication);
+    Ok((ctx, conns, settings(options, &replication)))
+}
 
-    let (populate, conns) = if options.populate > 0 {
-        let (summary, conns) = populate(&ctx, options, progress, conns).await?;
-        (Some(summary), conns)
-    } else {
-        (None, conns)
-    };
-
-    // A short lead so that the first operations are not already late when the tasks start; with
-    // --start-at, the common start of all clients.
-    let (start, start_wall) = match options.start_at {
-        Some(at) => common_start(at, progress)?,
-        None => {
-            let lead = Duration::from_millis(20);
-            (Instant::now() + lead, SystemTime::now() + lead)
-        }
-    };
+/// The schedule of the warm-up and the measured phase from `start`: how many operations (with a
+/// rate) or until when (unthrottled), and how long a server that fell behind may take to catch up.
+fn measured_phase(options: &RunOptions, start: Instant) -> Phase {
     let measure_start = start + options.warmup;
     let (count, deadline) = match (options.stopping, options.rate) {
         (Stopping::Ops(n), Some(rate)) => {
@@ -466,7 +502,7 @@ async fn run_async(
         (Some(c), Some(rate)) => start + Duration::from_secs_f64(c as f64 / rate),
         _ => deadline.unwrap_or(start),
     };
-    let plan = Phase {
+    Phase {
         base: options.populate,
         count,
         rate: options.rate,
@@ -482,51 +518,37 @@ async fn run_async(
         group: options.release_group(),
         clients: options.clients,
         client_id: options.client_id,
-    };
-    let start_wall = start_wall + options.warmup;
-    let mut files = ResultFiles::create(&options.out_dir, start_wall)?;
-    let mut phase = spawn_phase(&ctx, &plan, conns, true)?;
+    }
+}
 
-    let mut totals = Totals::new();
-    let mut ended = PhaseEnd {
-        running: plan.threads as usize,
-        ..PhaseEnd::default()
-    };
+/// Ticks once a second from the schedule's start. With a common start the ticks stay on its whole
+/// seconds (a late tick makes a longer row, the next one is back on the grid), so that the clients'
+/// intervals line up second by second.
+fn reporting_ticker(start: Instant, common_start: bool) -> tokio::time::Interval {
     let mut ticker = tokio::time::interval_at(
         (start + Duration::from_secs(1)).into(),
         Duration::from_secs(1),
     );
-    // With a common start the ticks stay on its whole seconds (a late tick makes a longer row, the
-    // next one is back on the grid), so that the clients' intervals line up second by second.
-    ticker.set_missed_tick_behavior(if options.start_at.is_some() {
+    ticker.set_missed_tick_behavior(if common_start {
         tokio::time::MissedTickBehavior::Skip
     } else {
         tokio::time::MissedTickBehavior::Delay
     });
-    let mut last_tick = start;
-    // Start of the measured operations not yet written as a row. A tick that falls a moment after the
-    // measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise write
-    // a measured row a fraction of a millisecond long; its operations are held for the next row.
-    let mut measured_since = measure_start;
-    let mut held_measured: Option<[OpStats; 2]> = None;
-    let summary_base = SummaryBase {
-        workload: options.workload.info.name.to_string(),
-        // This client's share: what it alone is to achieve.
-        target_rate: options.client_rate(),
-        p99_window: options.p99_window,
-        max_in_flight: options.max_in_flight(),
-        scheduled: count
-            .filter(|_| options.rate.is_some())
-            .map(|c| plan.own_count(c)),
-        clients: options.clients,
-        client_id: options.client_id,
-        start_at: options.start_at,
-        settings,
-        populate,
-        measured_start_unix_s: start_wall
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
+    ticker
+}
+
+/// Runs the measured phase to its end, reporting once a second and when the threads are done.
+async fn measure(
+    ctx: &Arc<Ctx>,
+    mut phase: PhaseRun,
+    reporter: &mut Reporter<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunResult, LoadError> {
+    let mut ended = PhaseEnd {
+        running: reporter.plan.threads as usize,
+        ..PhaseEnd::default()
     };
+    let mut ticker = reporting_ticker(reporter.plan.start, reporter.options.start_at.is_some());
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
@@ -537,92 +559,164 @@ async fn run_async(
                 true
             }
         };
-        let now = Instant::now();
-        let mut interval = drain(&phase.recorders);
-        if let Some(held) = held_measured.take() {
-            for (stats, h) in interval.measured.iter_mut().zip(&held) {
-                stats.merge_from(h);
-            }
-        }
-        let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
-        let _ = totals.hiccup.add(&interval.lateness);
-        let _ = totals.send_gaps.add(&interval.send_gaps);
-        let length = now.saturating_duration_since(last_tick);
-        let since_measure_start = |t: Instant| {
-            t.saturating_duration_since(measure_start).as_secs_f64()
-                - measure_start.saturating_duration_since(t).as_secs_f64()
-        };
-        let per_second = |n: f64| n / length.as_secs_f64().max(1e-9);
-        if interval
-            .warmup
-            .iter()
-            .any(|s| s.count + s.errors.total() + s.sent > 0)
-        {
-            files.write_interval(&Interval {
-                elapsed_s: since_measure_start(now),
-                length,
-                measured: false,
-                stats: &interval.warmup,
-                scheduled_ops_s: per_second(scheduled_in(&plan, last_tick, now.min(measure_start))),
-                hiccup_max_ms,
-                write_hlog: false,
-            })?;
-        }
-        let measured_length = now.saturating_duration_since(measured_since);
-        if now > measure_start && !finished && measured_length < MIN_FIRST_MEASURED_ROW {
-            held_measured = Some(std::mem::take(&mut interval.measured));
-        } else if now > measure_start {
-            files.write_interval(&Interval {
-                elapsed_s: since_measure_start(now),
-                length: measured_length,
-                measured: true,
-                stats: &interval.measured,
-                scheduled_ops_s: scheduled_in(&plan, measured_since, now)
-                    / measured_length.as_secs_f64().max(1e-9),
-                hiccup_max_ms,
-                write_hlog: true,
-            })?;
-            measured_since = now;
-        }
-        absorb(&mut totals, &interval, measure_start, now);
-        if options.record_slow_ops {
-            files.write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
-            set_slow_thresholds(&phase.recorders, slow_thresholds(&totals, &interval));
-        }
-        totals.close_window(finished, options.p99_window, now);
         let status = match (finished, &ended.failure) {
             (false, _) => RunStatus::Running,
             (true, Some(_)) => RunStatus::Failed,
             (true, None) if ctx.stop.load(Ordering::Relaxed) => RunStatus::Interrupted,
             (true, None) => RunStatus::Complete,
         };
-        let summary = build_summary(&summary_base, &totals, measure_start, &ended, status);
-        files.write_summary(&summary)?;
+        let summary = reporter.report(ctx, &phase.recorders, &ended, status, progress)?;
+        if finished {
+            return reporter.finish(summary, ended);
+        }
+    }
+}
+
+/// Drains the client threads' recorders once a second into intervals.csv, the interval logs,
+/// slow-ops.csv, the run's totals, summary.json and the progress line.
+struct Reporter<'a> {
+    options: &'a RunOptions,
+    plan: Phase,
+    files: ResultFiles,
+    totals: Totals,
+    base: SummaryBase,
+    last_tick: Instant,
+    /// Start of the measured operations not yet written as a row. A tick that falls a moment after
+    /// the measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise
+    /// write a measured row a fraction of a millisecond long; its operations are held for the next row.
+    measured_since: Instant,
+    held_measured: Option<[OpStats; 2]>,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(options: &'a RunOptions, plan: Phase, files: ResultFiles, base: SummaryBase) -> Self {
+        Reporter {
+            options,
+            last_tick: plan.start,
+            measured_since: plan.measure_start,
+            plan,
+            files,
+            totals: Totals::new(),
+            base,
+            held_measured: None,
+        }
+    }
+
+    /// Seconds from the measured start (negative in the warm-up).
+    fn since_measure_start(&self, t: Instant) -> f64 {
+        let measure_start = self.plan.measure_start;
+        t.saturating_duration_since(measure_start).as_secs_f64()
+            - measure_start.saturating_duration_since(t).as_secs_f64()
+    }
+
+    /// Writes the interval's rows: the warm-up's, and the measured phase's (or holds a measured row
+    /// that would be a fraction of a millisecond long for the next one).
+    fn write_rows(
+        &mut self,
+        interval: &mut IntervalRecorder,
+        now: Instant,
+        finished: bool,
+        hiccup_max_ms: f64,
+    ) -> Result<(), LoadError> {
+        let measure_start = self.plan.measure_start;
+        let length = now.saturating_duration_since(self.last_tick);
+        let warm = interval
+            .warmup
+            .iter()
+            .any(|s| s.count + s.errors.total() + s.sent > 0);
+        if warm {
+            let scheduled = scheduled_in(&self.plan, self.last_tick, now.min(measure_start));
+            self.files.write_interval(&Interval {
+                elapsed_s: self.since_measure_start(now),
+                length,
+                measured: false,
+                stats: &interval.warmup,
+                scheduled_ops_s: scheduled / length.as_secs_f64().max(1e-9),
+                hiccup_max_ms,
+                write_hlog: false,
+            })?;
+        }
+        let measured_length = now.saturating_duration_since(self.measured_since);
+        if now > measure_start && !finished && measured_length < MIN_FIRST_MEASURED_ROW {
+            self.held_measured = Some(std::mem::take(&mut interval.measured));
+        } else if now > measure_start {
+            self.files.write_interval(&Interval {
+                elapsed_s: self.since_measure_start(now),
+                length: measured_length,
+                measured: true,
+                stats: &interval.measured,
+                scheduled_ops_s: scheduled_in(&self.plan, self.measured_since, now)
+                    / measured_length.as_secs_f64().max(1e-9),
+                hiccup_max_ms,
+                write_hlog: true,
+            })?;
+            self.measured_since = now;
+        }
+        Ok(())
+    }
+
+    /// One reporting moment: everything the threads recorded since the last one, written; returns
+    /// the summary as it stands.
+    fn report(
+        &mut self,
+        ctx: &Ctx,
+        recorders: &[Arc<Mutex<IntervalRecorder>>],
+        ended: &PhaseEnd,
+        status: RunStatus,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Summary, LoadError> {
+        let finished = status != RunStatus::Running;
+        let now = Instant::now();
+        let mut interval = drain(recorders);
+        if let Some(held) = self.held_measured.take() {
+            for (stats, h) in interval.measured.iter_mut().zip(&held) {
+                stats.merge_from(h);
+            }
+        }
+        let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
+        let _ = self.totals.hiccup.add(&interval.lateness);
+        let _ = self.totals.send_gaps.add(&interval.send_gaps);
+        self.write_rows(&mut interval, now, finished, hiccup_max_ms)?;
+        let measure_start = self.plan.measure_start;
+        absorb(&mut self.totals, &interval, measure_start, now);
+        if self.options.record_slow_ops {
+            self.files
+                .write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
+            set_slow_thresholds(recorders, slow_thresholds(&self.totals, &interval));
+        }
+        self.totals
+            .close_window(finished, self.options.p99_window, now);
+        let summary = build_summary(&self.base, &self.totals, measure_start, ended, status);
+        self.files.write_summary(&summary)?;
+        let length = now.saturating_duration_since(self.last_tick);
         progress(&progress_line(
-            now.saturating_duration_since(start),
+            now.saturating_duration_since(self.plan.start),
             // A tick that held its few measured operations for the next row still reports the
             // warm-up it closed, not an empty measured second.
-            now < measure_start || held_measured.is_some(),
-            per_second(scheduled_in(&plan, last_tick, now)),
+            now < measure_start || self.held_measured.is_some(),
+            scheduled_in(&self.plan, self.last_tick, now) / length.as_secs_f64().max(1e-9),
             &interval,
             length,
             hiccup_max_ms,
         ));
-        last_tick = now;
-        if finished {
-            if let Some(reason) = ended.failure {
-                return Err(LoadError::ClientFailed {
-                    reason,
-                    dir: options.out_dir.clone(),
-                });
-            }
-            let table = format_result_table(&summary);
-            return Ok(RunResult {
-                summary,
-                out_dir: options.out_dir.clone(),
-                table,
+        self.last_tick = now;
+        Ok(summary)
+    }
+
+    /// The run's result once every thread has ended, or the failure that stopped it.
+    fn finish(&self, summary: Summary, ended: PhaseEnd) -> Result<RunResult, LoadError> {
+        if let Some(reason) = ended.failure {
+            return Err(LoadError::ClientFailed {
+                reason,
+                dir: self.options.out_dir.clone(),
             });
         }
+        let table = format_result_table(&summary);
+        Ok(RunResult {
+            summary,
+            out_dir: self.options.out_dir.clone(),
+            table,
+        })
     }
 }
 
