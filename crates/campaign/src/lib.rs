@@ -22,6 +22,7 @@ mod environment;
 mod error;
 pub mod figures;
 pub mod matrix;
+pub mod one_run;
 pub mod plan;
 mod runner;
 mod slo;
