@@ -2,15 +2,14 @@
 //! name and cluster), `<config>/jvm-flags.json` (the flags the nodes really ran with),
 //! `environment.json` (the machine and software), and a Kubernetes run's `briefs.json` per Job.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cqlbench_cluster::compat::SecurityManagerShim;
 use cqlbench_cluster::{ClusterSpec, Jdk};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::summary::Brief;
-use crate::version::{read_json, unversioned, Upgrade, FORMAT_VERSION};
-use crate::ResultsError;
+use crate::version::{json_file, unversioned, FORMAT_VERSION};
 
 pub const CONFIG_FILE: &str = "config.json";
 pub const JVM_FLAGS_FILE: &str = "jvm-flags.json";
@@ -36,12 +35,6 @@ pub struct ConfigRecord {
     pub k8ssandra_cluster: Option<String>,
 }
 
-impl Upgrade for ConfigRecord {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
 impl ConfigRecord {
     pub fn new(name: &str, spec: &ClusterSpec) -> ConfigRecord {
         ConfigRecord {
@@ -50,18 +43,6 @@ impl ConfigRecord {
             spec: Some(spec.clone()),
             k8ssandra_cluster: None,
         }
-    }
-
-    /// Reads `CONFIG_DIR/config.json`.
-    pub fn read(config_dir: &Path) -> Result<ConfigRecord, ResultsError> {
-        read_json(
-            &config_dir.join(CONFIG_FILE),
-            "cqlbench configuration record",
-        )
-    }
-
-    pub fn write(&self, config_dir: &Path) -> Result<(), ResultsError> {
-        crate::write_json(&config_dir.join(CONFIG_FILE), self)
     }
 }
 
@@ -86,25 +67,6 @@ pub struct JvmFlags {
     pub jdk: Jdk,
     pub security_manager_shim: Option<SecurityManagerShim>,
     pub nodes: Vec<NodeFlags>,
-}
-
-impl Upgrade for JvmFlags {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
-impl JvmFlags {
-    pub fn read(config_dir: &Path) -> Result<JvmFlags, ResultsError> {
-        read_json(
-            &config_dir.join(JVM_FLAGS_FILE),
-            "cqlbench JVM flags record",
-        )
-    }
-
-    pub fn write(&self, config_dir: &Path) -> Result<(), ResultsError> {
-        crate::write_json(&config_dir.join(JVM_FLAGS_FILE), self)
-    }
 }
 
 /// The filesystem a directory is on.
@@ -166,25 +128,6 @@ pub struct Environment {
     pub plan: String,
 }
 
-impl Upgrade for Environment {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
-impl Environment {
-    pub fn read(campaign_dir: &Path) -> Result<Environment, ResultsError> {
-        read_json(
-            &campaign_dir.join(ENVIRONMENT_FILE),
-            "cqlbench environment record",
-        )
-    }
-
-    pub fn write(&self, campaign_dir: &Path) -> Result<(), ResultsError> {
-        crate::write_json(&campaign_dir.join(ENVIRONMENT_FILE), self)
-    }
-}
-
 /// `raw/<cluster>/<cell>/briefs.json` of a Kubernetes run: a load Job's rate and its clients' briefs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobBriefs {
@@ -198,18 +141,7 @@ pub struct JobBriefs {
     pub briefs: Vec<Brief>,
 }
 
-impl Upgrade for JobBriefs {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
-impl JobBriefs {
-    pub fn read(cell_dir: &Path) -> Result<JobBriefs, ResultsError> {
-        read_json(&cell_dir.join(BRIEFS_FILE), "cqlbench Job briefs record")
-    }
-
-    pub fn write(&self, cell_dir: &Path) -> Result<(), ResultsError> {
-        crate::write_json(&cell_dir.join(BRIEFS_FILE), self)
-    }
-}
+json_file!(ConfigRecord, CONFIG_FILE, "cqlbench configuration record");
+json_file!(JvmFlags, JVM_FLAGS_FILE, "cqlbench JVM flags record");
+json_file!(Environment, ENVIRONMENT_FILE, "cqlbench environment record");
+json_file!(JobBriefs, BRIEFS_FILE, "cqlbench Job briefs record");

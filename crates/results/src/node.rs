@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::version::{read_json, unversioned, Upgrade, FORMAT_VERSION};
+use crate::version::{json_file, read_json, unversioned, Upgrade, FORMAT_VERSION};
 use crate::ResultsError;
 
 pub const FIGURES_FILE: &str = "figures.json";
@@ -76,26 +76,7 @@ pub struct NodeFigures {
     pub notes: Vec<String>,
 }
 
-impl Upgrade for NodeFigures {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
 impl NodeFigures {
-    /// Reads `NODE_DIR/figures.json`.
-    pub fn read(node_dir: &Path) -> Result<NodeFigures, ResultsError> {
-        read_json(&node_dir.join(FIGURES_FILE), "cqlbench node figures file")
-    }
-
-    pub fn write(&self, node_dir: &Path) -> Result<(), ResultsError> {
-        let current = NodeFigures {
-            version: FORMAT_VERSION,
-            ..self.clone()
-        };
-        crate::write_json(&node_dir.join(FIGURES_FILE), &current)
-    }
-
     /// The address without its port: `127.0.0.1:9042` → `127.0.0.1`.
     pub fn ip(&self) -> String {
         let address = self.address.as_str();
@@ -177,25 +158,8 @@ pub struct PodRecord {
     pub collector: Option<String>,
 }
 
-impl Upgrade for PodRecord {
-    fn upgrade(&mut self, _version: u32) {
-        self.version = FORMAT_VERSION;
-    }
-}
-
-impl PodRecord {
-    pub fn read(pod_dir: &Path) -> Result<PodRecord, ResultsError> {
-        read_json(&pod_dir.join(POD_FILE), "cqlbench pod record")
-    }
-
-    pub fn write(&self, pod_dir: &Path) -> Result<(), ResultsError> {
-        let current = PodRecord {
-            version: FORMAT_VERSION,
-            ..self.clone()
-        };
-        crate::write_json(&pod_dir.join(POD_FILE), &current)
-    }
-}
+json_file!(NodeFigures, FIGURES_FILE, "cqlbench node figures file");
+json_file!(PodRecord, POD_FILE, "cqlbench pod record");
 
 /// A cell's `node*` directories that hold `file` (what a campaign collected per node), in order.
 pub fn node_dirs(cell_dir: &Path, file: &str) -> Vec<PathBuf> {

@@ -7,7 +7,7 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::version::{read_json, unversioned, Upgrade, FORMAT_VERSION};
+use crate::version::{json_file, read_json, unversioned, Upgrade, FORMAT_VERSION};
 use crate::ResultsError;
 
 /// The summary's file name in a run directory.
@@ -540,23 +540,12 @@ impl Upgrade for Summary {
     }
 }
 
-impl Summary {
-    /// Reads `DIR/summary.json`.
-    pub fn read(dir: &Path) -> Result<Summary, ResultsError> {
-        Summary::read_file(&dir.join(SUMMARY_FILE))
-    }
+json_file!(@io Summary, SUMMARY_FILE, "cqlbench summary");
 
+impl Summary {
+    /// Reads a summary.json at any path.
     pub fn read_file(path: &Path) -> Result<Summary, ResultsError> {
         read_json(path, "cqlbench summary")
-    }
-
-    /// Replaces `DIR/summary.json` atomically.
-    pub fn write(&self, dir: &Path) -> Result<(), ResultsError> {
-        let mut current = std::borrow::Cow::Borrowed(self);
-        if self.version != FORMAT_VERSION {
-            current.to_mut().version = FORMAT_VERSION;
-        }
-        crate::write_json(&dir.join(SUMMARY_FILE), &current)
     }
 
     pub fn successful_ops(&self) -> u64 {

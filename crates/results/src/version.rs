@@ -68,3 +68,35 @@ pub(crate) fn parse_json<T: DeserializeOwned + Upgrade>(
     }
     Ok(value)
 }
+
+/// The reader and writer of a versioned JSON file type kept at `$file` in a directory: `read(dir)`
+/// (a newer version refused, an older one upgraded) and `write(&self, dir)` (atomically, as the
+/// current version). Types whose older versions need more than the version number bumped implement
+/// [`Upgrade`] themselves and use `json_file!(@io …)`.
+macro_rules! json_file {
+    ($type:ty, $file:expr, $what:expr) => {
+        impl $crate::version::Upgrade for $type {
+            fn upgrade(&mut self, _version: u32) {
+                self.version = $crate::FORMAT_VERSION;
+            }
+        }
+        json_file!(@io $type, $file, $what);
+    };
+    (@io $type:ty, $file:expr, $what:expr) => {
+        impl $type {
+            /// Reads the file from `dir`.
+            pub fn read(dir: &std::path::Path) -> Result<$type, $crate::ResultsError> {
+                $crate::version::read_json(&dir.join($file), $what)
+            }
+
+            /// Replaces the file in `dir` atomically, as the current format version.
+            pub fn write(&self, dir: &std::path::Path) -> Result<(), $crate::ResultsError> {
+                let mut current = self.clone();
+                current.version = $crate::FORMAT_VERSION;
+                $crate::write_json(&dir.join($file), &current)
+            }
+        }
+    };
+}
+
+pub(crate) use json_file;
