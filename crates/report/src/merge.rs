@@ -113,8 +113,11 @@ fn number(value: impl Into<Option<f64>>) -> Setting {
     Setting::Number(value.into())
 }
 
+/// A setting of a summary, read for comparison.
+type SettingOf = fn(&Summary) -> Setting;
+
 /// Settings that must be equal in every client of one run.
-const SAME_SETTINGS: [(&str, fn(&Summary) -> Setting); 17] = [
+const SAME_SETTINGS: [(&str, SettingOf); 17] = [
     ("workload", |s| text(&s.workload)),
     ("number of clients", |s| number(s.clients as f64)),
     ("common start (--start-at)", |s| number(s.start_at)),

@@ -60,6 +60,9 @@ pub struct NodeStops {
     pub stops: Vec<Stop>,
 }
 
+/// One percentile of a set.
+type PercentileOf = fn(&cqlbench_results::Percentiles) -> Option<f64>;
+
 /// The table for one cell directory, or `None` when the cell has no slow-ops.csv or no node timeline.
 pub fn tail_vs_gc(cell_dir: &Path, summary: &Summary) -> Option<Vec<TailVsGc>> {
     let start = Some(summary.measured_start_unix_s).filter(|s| *s > 0.0)?;
@@ -68,7 +71,7 @@ pub fn tail_vs_gc(cell_dir: &Path, summary: &Summary) -> Option<Vec<TailVsGc>> {
     if nodes.is_empty() {
         return None;
     }
-    let quantiles: [(&str, f64, fn(&cqlbench_results::Percentiles) -> Option<f64>); 2] =
+    let quantiles: [(&str, f64, PercentileOf); 2] =
         [("p99", 0.99, |p| p.p99), ("p99.9", 0.999, |p| p.p999)];
     Some(
         quantiles
