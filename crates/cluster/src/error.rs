@@ -113,8 +113,11 @@ pub enum ClusterError {
     #[error("node processes of cluster {name:?} run without being in its state file (PIDs {pids}); `cqlbench cluster down --name {name}` (or destroy) stops them")]
     Untracked { name: String, pids: String },
 
-    #[error("process {pid} did not exit after SIGKILL")]
-    StopFailed { pid: i32 },
+    #[error("process {pid} did not exit within 30 s of SIGKILL ({proc})")]
+    StopFailed { pid: i32, proc: String },
+
+    #[error("{address} is still listened on after the node's JVM ended: another process holds it")]
+    PortStillBusy { address: String },
 
     #[error("interrupted while cluster {name:?} was starting; its nodes have been stopped again")]
     InterruptedStart { name: String },
