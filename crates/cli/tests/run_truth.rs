@@ -104,7 +104,7 @@ fn rows_stay_in_their_phase(node: &TestNode, dir: &std::path::Path) {
                 "--rate",
                 "4000",
                 "-d",
-                "1s",
+                "500ms",
                 "--warmup",
                 &warmup,
                 "-t",
@@ -138,7 +138,8 @@ fn rows_stay_in_their_phase(node: &TestNode, dir: &std::path::Path) {
         late_warmup_ops += warm_total - warm_in_rows;
     }
     eprintln!(
-        "{RUNS} boundary runs: {late_warmup_ops} warm-up operations completed after the boundary"
+        "{RUNS} boundary runs in {:.0} s: {late_warmup_ops} warm-up operations completed after the boundary",
+        started.elapsed().as_secs_f64()
     );
 }
 
