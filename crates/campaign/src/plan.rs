@@ -521,7 +521,7 @@ fn default_cluster_prefix(plan_path: &str) -> String {
 fn key_of_cluster_error(error: &ClusterError) -> &'static str {
     let text = error.to_string();
     match error {
-        ClusterError::UnsupportedPair { .. } => "jdk",
+        ClusterError::UnsupportedPair { .. } | ClusterError::ImpossiblePair(_) => "jdk",
         ClusterError::UnsupportedVersion(_) => "cassandra",
         ClusterError::NoJdkAtPath(_) => "jdk",
         _ => [
@@ -546,6 +546,7 @@ fn plan_words(message: &str) -> String {
     message
         .replace("pass --force-jdk", "set force-jdk = true")
         .replace("(e.g. --jdk ", "(e.g. jdk = ")
+        .replace("use --jdk ", "use jdk = ")
 }
 
 fn span_of_key(
