@@ -37,8 +37,9 @@ pub fn unix_now() -> f64 {
 // ---- CPU from /proc ----
 
 /// Names (`/proc/<pid>/task/*/comm`, at most 15 bytes) of HotSpot's collector threads: parallel
-/// workers (`GC Thread#N`), G1's refinement and marking threads, Shenandoah's and ZGC's workers
-/// and drivers, CMS's threads. The `VM Thread`, which runs safepoint operations, is counted apart.
+/// workers (`GC Thread#N`; JDK 8's `Gang worker#N (Parallel GC Threads)`), G1's refinement and
+/// marking threads, Shenandoah's and ZGC's workers and drivers, CMS's threads (JDK 8's
+/// `Concurrent Mark-Sweep GC Thread`). The `VM Thread`, which runs safepoint operations, is counted apart.
 const GC_THREAD_PREFIXES: &[&str] = &[
     "GC Thread",
     "G1 ",
@@ -52,6 +53,8 @@ const GC_THREAD_PREFIXES: &[&str] = &[
     "ZRelocat",
     "CMS ",
     "Conc#",
+    "Gang worker",
+    "Concurrent Mark",
 ];
 
 /// One reading of a JVM's CPU, in seconds.
