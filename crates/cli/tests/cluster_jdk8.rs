@@ -12,8 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use cqlbench_cluster::cql::block_on;
-use support::{jcmd, session, status_json, ClusterGuard, Run};
+use support::{jcmd, release_version, status_json, ClusterGuard, Run};
 
 static ONE_CLUSTER_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -27,22 +26,6 @@ fn up(guard: &ClusterGuard, args: &[&str]) -> cqlbench_cluster::ClusterState {
     assert!(state.jdk.version.starts_with("1.8.0_"), "{:?}", state.jdk);
     assert!(state.jdk.jcmd().is_file(), "a full JDK 8 with jcmd");
     state
-}
-
-fn release_version(state: &cqlbench_cluster::ClusterState) -> String {
-    let contact = state.cql_contact_points();
-    block_on(async move {
-        session(&contact)
-            .await
-            .query_unpaged("SELECT release_version FROM system.local", &[])
-            .await
-            .expect("version")
-            .into_rows_result()
-            .expect("rows")
-            .single_row::<(String,)>()
-            .expect("row")
-            .0
-    })
 }
 
 /// `cqlbench run` against the cluster's first node; returns the run's summary.json.

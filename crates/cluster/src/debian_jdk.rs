@@ -319,6 +319,29 @@ fn machine_patchelf() -> Option<PathBuf> {
 /// packages becomes a relative link to the unpacked copy. Others (e.g. the CA certificates) stay.
 fn relink_absolute_symlinks(root: &Path) -> Result<usize> {
     let mut relinked = 0;
+    walk(root, &mut |path, meta| {
+        if !meta.file_type().is_symlink() {
+            return Ok(());
+        }
+        let target = std::fs::read_link(path).context(|| format!("reading {}", path.display()))?;
+        let Ok(inside) = target.strip_prefix("/") else {
+            return Ok(());
+        };
+        if std::fs::symlink_metadata(root.join(inside)).is_err() {
+            return Ok(());
+        }
+        let relative = relative_link(root, path, inside);
+        std::fs::remove_file(path).context(|| format!("replacing {}", path.display()))?;
+        std::os::unix::fs::symlink(&relative, path)
+            .context(|| format!("linking {}", path.display()))?;
+        relinked += 1;
+        Ok(())
+    })?;
+    Ok(relinked)
+}
+
+/// Calls `visit` on every entry below `root` that is not a directory (symbolic links not followed).
+fn walk(root: &Path, visit: &mut dyn FnMut(&Path, &std::fs::Metadata) -> Result<()>) -> Result<()> {
     let mut pending = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).context(|| format!("reading {}", dir.display()))? {
@@ -329,27 +352,12 @@ fn relink_absolute_symlinks(root: &Path) -> Result<usize> {
                 .context(|| format!("reading {}", path.display()))?;
             if meta.is_dir() {
                 pending.push(path);
-                continue;
+            } else {
+                visit(&path, &meta)?;
             }
-            if !meta.file_type().is_symlink() {
-                continue;
-            }
-            let target =
-                std::fs::read_link(&path).context(|| format!("reading {}", path.display()))?;
-            let Ok(inside) = target.strip_prefix("/") else {
-                continue;
-            };
-            if std::fs::symlink_metadata(root.join(inside)).is_err() {
-                continue;
-            }
-            let relative = relative_link(root, &path, inside);
-            std::fs::remove_file(&path).context(|| format!("replacing {}", path.display()))?;
-            std::os::unix::fs::symlink(&relative, &path)
-                .context(|| format!("linking {}", path.display()))?;
-            relinked += 1;
         }
     }
-    Ok(relinked)
+    Ok(())
 }
 
 /// The relative link from `link` (a path under `root`) to `root/target`.
@@ -369,39 +377,31 @@ pub fn relative_link(root: &Path, link: &Path, target: &Path) -> PathBuf {
 fn patch_elf_files(patchelf: &Path, jdk: &Path, libc_dir: &Path) -> Result<usize> {
     let loader = libc_dir.join(LOADER);
     let mut patched = 0;
-    let mut pending = vec![jdk.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).context(|| format!("reading {}", dir.display()))? {
-            let path = entry
-                .context(|| format!("reading {}", dir.display()))?
-                .path();
-            let meta = std::fs::symlink_metadata(&path)
-                .context(|| format!("reading {}", path.display()))?;
-            if meta.is_dir() {
-                pending.push(path);
-            } else if meta.is_file() && is_elf(&path) {
-                let has_interpreter = Command::new(patchelf)
-                    .arg("--print-interpreter")
-                    .arg(&path)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if has_interpreter {
-                    run(Command::new(patchelf)
-                        .arg("--set-interpreter")
-                        .arg(&loader)
-                        .arg(&path))?;
-                }
-                // Added, never set: the JDK's own $ORIGIN/../lib/amd64/jli rpath must stay.
-                run(Command::new(patchelf)
-                    .arg("--add-rpath")
-                    .arg(libc_dir)
-                    .arg(&path))?;
-                patched += 1;
-            }
+    walk(jdk, &mut |path, meta| {
+        if !meta.is_file() || !is_elf(path) {
+            return Ok(());
         }
-    }
+        let has_interpreter = Command::new(patchelf)
+            .arg("--print-interpreter")
+            .arg(path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if has_interpreter {
+            run(Command::new(patchelf)
+                .arg("--set-interpreter")
+                .arg(&loader)
+                .arg(path))?;
+        }
+        // Added, never set: the JDK's own $ORIGIN/../lib/amd64/jli rpath must stay.
+        run(Command::new(patchelf)
+            .arg("--add-rpath")
+            .arg(libc_dir)
+            .arg(path))?;
+        patched += 1;
+        Ok(())
+    })?;
     if patched == 0 {
         return Err(failed(format!("no ELF file under {}", jdk.display())));
     }

@@ -271,13 +271,13 @@ mod tests {
 
     #[test]
     fn cassandra_3_11_fetches_thrift_beside_all() {
-        let pom = pom(&v("3.11.19"));
+        let text = pom(&v("3.11.19"));
         for artifact in ["cassandra-all", "cassandra-thrift"] {
             assert!(
-                pom.contains(&format!(
+                text.contains(&format!(
                     "<artifactId>{artifact}</artifactId>\n      <version>3.11.19</version>"
                 )),
-                "{pom}"
+                "{text}"
             );
         }
         assert!(!pom(&v("5.0.9")).contains("cassandra-thrift"));
