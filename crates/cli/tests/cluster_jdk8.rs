@@ -232,7 +232,9 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
     );
     assert!(text.contains("[ParNew"), "ParNew collections");
     let report = analyze(&logs);
-    assert_eq!(report["lines"]["unparsed"], 0, "{}", report["lines"]);
+    assert_eq!(report["unparsed_lines"], 0, "{report}");
+    assert_eq!(report["unfinished_collections"], 0, "{report}");
+    assert_eq!(report["format"], "jdk8", "{report}");
     let pauses = report["pauses"]["count"].as_u64().expect("pause count");
     assert!(pauses > 0, "{report}");
 
@@ -298,7 +300,9 @@ fn cassandra_40_on_jdk8_with_g1() {
     );
     assert_kept(&summary, "KeyValue on 4.0/JDK 8");
     let report = analyze(&state.nodes[0].dir.join("logs"));
-    assert_eq!(report["lines"]["unparsed"], 0, "{}", report["lines"]);
+    assert_eq!(report["unparsed_lines"], 0, "{report}");
+    assert_eq!(report["unfinished_collections"], 0, "{report}");
+    assert_eq!(report["format"], "jdk8", "{report}");
     let down = guard.run(&["cluster", "down", "--name", &guard.name]);
     assert!(down.ok(), "{}", down.stderr);
 }
