@@ -66,6 +66,22 @@ fn assert_kept(summary: &serde_json::Value, what: &str) {
     assert!(ok > 0, "{what}: no successful operation: {summary}");
 }
 
+/// The lines of a node's GC log parts that the parser does not understand (shown when a test fails).
+fn not_understood(logs: &Path) -> Vec<String> {
+    cqlbench_gclog::rotated_parts(&logs.join("gc.log"))
+        .expect("GC log parts")
+        .iter()
+        .flat_map(|part| {
+            std::fs::read_to_string(part)
+                .expect("GC log")
+                .lines()
+                .filter(|l| cqlbench_gclog::parse_line(l.as_bytes()).is_none())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// `cqlbench gc analyze DIR --json` on a node's logs directory.
 fn analyze(logs: &Path) -> serde_json::Value {
     let run = support::cqlbench(&["gc", "analyze", logs.to_str().expect("UTF-8"), "--json"]);
@@ -232,7 +248,12 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
     );
     assert!(text.contains("[ParNew"), "ParNew collections");
     let report = analyze(&logs);
-    assert_eq!(report["unparsed_lines"], 0, "{report}");
+    assert_eq!(
+        report["unparsed_lines"],
+        0,
+        "not understood: {:?}",
+        not_understood(&logs)
+    );
     assert_eq!(report["unfinished_collections"], 0, "{report}");
     assert_eq!(report["format"], "jdk8", "{report}");
     let pauses = report["pauses"]["count"].as_u64().expect("pause count");
@@ -241,6 +262,14 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
     // GCViewer 1.36 reads the same file to the same pauses (count and total) and stopped-time lines.
     let gcviewer = gcviewer::summary(&current[0]);
     let total_ms = report["pauses"]["total_ms"].as_f64().expect("total");
+    println!(
+        "GCViewer 1.36 vs cqlbench on {}: pauses {} vs {pauses}, total {:.3} vs {total_ms:.3} ms, stopped-time lines {} vs {}",
+        current[0].display(),
+        gcviewer.gc_pauses,
+        gcviewer.gc_pause_total_ms,
+        gcviewer.stopped_events,
+        report["safepoints"]["count"]
+    );
     assert_eq!(
         gcviewer.gc_pauses, pauses,
         "GCViewer vs cqlbench pause count"
@@ -299,8 +328,14 @@ fn cassandra_40_on_jdk8_with_g1() {
         &["KeyValue", "--rate", "500", "-d", "6s"],
     );
     assert_kept(&summary, "KeyValue on 4.0/JDK 8");
-    let report = analyze(&state.nodes[0].dir.join("logs"));
-    assert_eq!(report["unparsed_lines"], 0, "{report}");
+    let logs = state.nodes[0].dir.join("logs");
+    let report = analyze(&logs);
+    assert_eq!(
+        report["unparsed_lines"],
+        0,
+        "not understood: {:?}",
+        not_understood(&logs)
+    );
     assert_eq!(report["unfinished_collections"], 0, "{report}");
     assert_eq!(report["format"], "jdk8", "{report}");
     let down = guard.run(&["cluster", "down", "--name", &guard.name]);
