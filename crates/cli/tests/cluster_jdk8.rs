@@ -243,6 +243,10 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
     jcmd(&state, pid, "GC.run");
     std::thread::sleep(std::time::Duration::from_secs(1));
 
+    // Stopped first: a running JVM may be in the middle of writing the log's last line.
+    let down = guard.run(&["cluster", "down", "--name", &guard.name]);
+    assert!(down.ok(), "{}", down.stderr);
+
     // Cassandra 3.11's JDK 8 GC log (PrintHeapAtGC, tenuring, rotation): every line understood.
     let logs = state.nodes[0].dir.join("logs");
     let current: Vec<PathBuf> = std::fs::read_dir(&logs)
@@ -296,9 +300,6 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
         report["safepoints"]["count"].as_u64().expect("safepoints"),
         "GCViewer's VM operation events vs cqlbench's stopped-time lines"
     );
-
-    let down = guard.run(&["cluster", "down", "--name", &guard.name]);
-    assert!(down.ok(), "{}", down.stderr);
 }
 
 #[test]
@@ -339,6 +340,10 @@ fn cassandra_40_on_jdk8_with_g1() {
         &["KeyValue", "--rate", "500", "-d", "6s"],
     );
     assert_kept(&summary, "KeyValue on 4.0/JDK 8");
+    // Stopped first: a running JVM may be in the middle of writing the log's last line.
+    let down = guard.run(&["cluster", "down", "--name", &guard.name]);
+    assert!(down.ok(), "{}", down.stderr);
+
     let logs = state.nodes[0].dir.join("logs");
     let report = analyze(&logs);
     assert_eq!(
@@ -349,8 +354,6 @@ fn cassandra_40_on_jdk8_with_g1() {
     );
     assert_eq!(report["unfinished_collections"], 0, "{report}");
     assert_eq!(report["format"], "jdk8", "{report}");
-    let down = guard.run(&["cluster", "down", "--name", &guard.name]);
-    assert!(down.ok(), "{}", down.stderr);
 }
 
 /// GCViewer 1.36 (Maven Central, fetched once with mvn into the target directory) on a log file.
