@@ -37,8 +37,9 @@ pub fn unix_now() -> f64 {
 // ---- CPU from /proc ----
 
 /// Names (`/proc/<pid>/task/*/comm`, at most 15 bytes) of HotSpot's collector threads: parallel
-/// workers (`GC Thread#N`), G1's refinement and marking threads, Shenandoah's and ZGC's workers
-/// and drivers, CMS's threads. The `VM Thread`, which runs safepoint operations, is counted apart.
+/// workers (`GC Thread#N`; JDK 8's `Gang worker#N (Parallel GC Threads)`), G1's refinement and
+/// marking threads, Shenandoah's and ZGC's workers and drivers, CMS's threads (JDK 8's
+/// `Concurrent Mark-Sweep GC Thread`). The `VM Thread`, which runs safepoint operations, is counted apart.
 const GC_THREAD_PREFIXES: &[&str] = &[
     "GC Thread",
     "G1 ",
@@ -52,6 +53,8 @@ const GC_THREAD_PREFIXES: &[&str] = &[
     "ZRelocat",
     "CMS ",
     "Conc#",
+    "Gang worker",
+    "Concurrent Mark",
 ];
 
 /// One reading of a JVM's CPU, in seconds.
@@ -242,42 +245,20 @@ fn civil_seconds(date: &str, clock: &str) -> Option<f64> {
     Some(days as f64 * 86_400.0 + hour * 3600.0 + minute * 60.0 + second)
 }
 
-/// The node's GC log parts, oldest first (`gc.log.N` rotations, then `gc.log`).
-fn gc_log_parts(gc_log: &Path) -> Vec<std::path::PathBuf> {
-    let mut parts: Vec<(u64, std::path::PathBuf)> = Vec::new();
-    if let (Some(dir), Some(name)) = (gc_log.parent(), gc_log.file_name()) {
-        let name = name.to_string_lossy().to_string();
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let file = entry.file_name().to_string_lossy().to_string();
-            if let Some(n) = file
-                .strip_prefix(&format!("{name}."))
-                .and_then(|n| n.parse::<u64>().ok())
-            {
-                parts.push((n, entry.path()));
-            }
-        }
-    }
-    // HotSpot rotates by a counter that wraps; order the parts by modification time instead.
-    parts.sort_by_key(|(_, p)| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    let mut ordered: Vec<_> = parts.into_iter().map(|(_, p)| p).collect();
-    ordered.push(gc_log.to_path_buf());
-    ordered
-}
-
-/// The lines of the node's GC log stamped within the window (a line is stamped when its event ends).
+/// The lines of the node's GC log (every rotated part) whose events fall within the window: unified
+/// lines by their stamp (written when the event ends), JDK 8 records whole (see
+/// [`cqlbench_gclog::lines_in_window`]).
 pub fn gc_lines_in(gc_log: &Path, window: Window) -> String {
     let mut out = String::new();
-    for part in gc_log_parts(gc_log) {
-        let Ok(text) = std::fs::read_to_string(&part) else {
-            continue;
-        };
-        for line in text.lines() {
-            if unified_line_time(line).is_some_and(|t| window.contains(t)) {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
+    let parts = cqlbench_gclog::rotated_parts(gc_log).unwrap_or_default();
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    // An unreadable part leaves what was read: the analysis then says what it saw.
+    let _ = cqlbench_gclog::lines_in_window(
+        &parts,
+        ns(window.start_unix_s),
+        ns(window.end_unix_s),
+        &mut out,
+    );
     out
 }
 

@@ -29,9 +29,10 @@ mod input;
 mod parse;
 mod report;
 mod time;
+mod window;
 
 pub use analysis::{gc_operation_kind, Analyzer};
-pub use input::{order_rotated_parts, Input};
+pub use input::{order_rotated_parts, rotated_parts, Input};
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
     StampAt,
@@ -41,6 +42,7 @@ pub use report::{
     TimeSampledReport,
 };
 pub use time::{format_iso8601, parse_iso8601};
+pub use window::lines_in_window;
 
 use std::io::Write;
 use std::path::PathBuf;

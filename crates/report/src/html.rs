@@ -4,7 +4,7 @@ use crate::cells::{Campaign, Cell};
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
 use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
 use crate::server::{
-    gc_rows, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
+    gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
 };
 use crate::svg::{escape, line_chart, Chart, Series};
 use crate::tables::{format_value, Table};
@@ -313,6 +313,9 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
             escape(GC_NOTE)
         ));
         out.push_str(&plain_table("gc-table", &GC_HEADINGS, &gc));
+        for line in not_offered(campaign) {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line)));
+        }
         out.push_str("<div class=\"charts\">\n");
         for chart in time_sampled_charts(campaign) {
             out.push_str(&line_chart(&chart));

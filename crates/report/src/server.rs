@@ -215,6 +215,51 @@ fn tail_row(cell: &Cell, t: &TailVsGc) -> Vec<String> {
     row
 }
 
+/// Per configuration whose cells lack some server figures in every cell (a Cassandra version or JDK
+/// that does not offer them, e.g. no flush lines in its log): one line naming the configuration, its
+/// Cassandra version and JDK (from the campaign's `jvm-flags.json`), and the figures it has none of.
+pub(crate) fn not_offered(campaign: &Campaign) -> Vec<String> {
+    let rows = gc_rows(campaign);
+    let mut lines = Vec::new();
+    for config in &campaign.configs {
+        let own: Vec<&Vec<String>> = rows.iter().filter(|r| &r[0] == config).collect();
+        if own.is_empty() {
+            continue;
+        }
+        let missing: Vec<&str> = (4..GC_HEADINGS.len())
+            .filter(|&i| own.iter().all(|r| r[i].is_empty()))
+            .map(|i| GC_HEADINGS[i])
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let software = campaign
+            .cells
+            .iter()
+            .find(|c| &c.config == config)
+            .and_then(|c| {
+                c.dir
+                    .ancestors()
+                    .find(|d| d.join("jvm-flags.json").is_file())
+            })
+            .and_then(|d| std::fs::read_to_string(d.join("jvm-flags.json")).ok())
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .map(|flags| {
+                format!(
+                    " (Cassandra {} on JDK {})",
+                    flags["spec"]["cassandra_version"].as_str().unwrap_or("?"),
+                    flags["jdk"]["version"].as_str().unwrap_or("?")
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!(
+            "{config}{software} offers none of: {}.",
+            missing.join(", ")
+        ));
+    }
+    lines
+}
+
 fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
     campaign.configs.iter().flat_map(move |config| {
         campaign
