@@ -16,8 +16,9 @@ use cqlbench_units::time::{parse_iso8601, unix_now};
 // ---- CPU from /proc ----
 
 /// Names (`/proc/<pid>/task/*/comm`, at most 15 bytes) of HotSpot's collector threads: parallel
-/// workers (`GC Thread#N`), G1's refinement and marking threads, Shenandoah's and ZGC's workers
-/// and drivers, CMS's threads. The `VM Thread`, which runs safepoint operations, is counted apart.
+/// workers (`GC Thread#N`; JDK 8's `Gang worker#N (Parallel GC Threads)`), G1's refinement and
+/// marking threads, Shenandoah's and ZGC's workers and drivers, CMS's threads (JDK 8's
+/// `Concurrent Mark-Sweep GC Thread`). The `VM Thread`, which runs safepoint operations, is counted apart.
 const GC_THREAD_PREFIXES: &[&str] = &[
     "GC Thread",
     "G1 ",
@@ -31,6 +32,8 @@ const GC_THREAD_PREFIXES: &[&str] = &[
     "ZRelocat",
     "CMS ",
     "Conc#",
+    "Gang worker",
+    "Concurrent Mark",
 ];
 
 /// One reading of a JVM's CPU, in seconds.
@@ -192,20 +195,20 @@ pub fn unified_line_time(line: &str) -> Option<f64> {
     Some(parse_iso8601(stamp.replace(',', ".").as_bytes())? as f64 / 1e9)
 }
 
-/// The lines of the node's GC log stamped within the window (a line is stamped when its event ends).
+/// The lines of the node's GC log (every rotated part) whose events fall within the window: unified
+/// lines by their stamp (written when the event ends), JDK 8 records whole (see
+/// [`cqlbench_gclog::lines_in_window`]).
 pub fn gc_lines_in(gc_log: &Path, window: Window) -> String {
     let mut out = String::new();
-    for part in cqlbench_gclog::rotated_parts(gc_log) {
-        let Ok(text) = std::fs::read_to_string(&part) else {
-            continue;
-        };
-        for line in text.lines() {
-            if unified_line_time(line).is_some_and(|t| window.contains(t)) {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
+    let parts = cqlbench_gclog::rotated_parts(gc_log).unwrap_or_default();
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    // An unreadable part leaves what was read: the analysis then says what it saw.
+    let _ = cqlbench_gclog::lines_in_window(
+        &parts,
+        ns(window.start_unix_s),
+        ns(window.end_unix_s),
+        &mut out,
+    );
     out
 }
 

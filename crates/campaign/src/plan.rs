@@ -559,7 +559,7 @@ fn default_cluster_prefix(plan_path: &str) -> String {
 fn key_of_cluster_error(error: &ClusterError) -> &'static str {
     let text = error.to_string();
     match error {
-        ClusterError::UnsupportedPair { .. } => "jdk",
+        ClusterError::UnsupportedPair { .. } | ClusterError::ImpossiblePair(_) => "jdk",
         ClusterError::UnsupportedVersion(_) => "cassandra",
         ClusterError::NoJdkAtPath(_) => "jdk",
         _ => [
@@ -584,6 +584,7 @@ fn plan_words(message: &str) -> String {
     message
         .replace("pass --force-jdk", "set force-jdk = true")
         .replace("(e.g. --jdk ", "(e.g. jdk = ")
+        .replace("use --jdk ", "use jdk = ")
 }
 
 fn span_of_key(
@@ -887,6 +888,44 @@ duration = "30m"
             options.populate, 0,
             "cells never populate; the configuration did once"
         );
+    }
+
+    #[test]
+    fn jdk8_rows_per_configuration_and_their_refusals() {
+        let plan = parse_plan(
+            "p.toml",
+            &GOOD.replacen(
+                "name = \"G1 jdk17\"\ngc = \"g1\"",
+                "name = \"CMS jdk8 3.11\"\ncassandra = \"3.11.19\"\njdk = 8\ngc = \"cms\"",
+                1,
+            ),
+        )
+        .unwrap();
+        assert_eq!(plan.configs[0].spec.cassandra_version, "3.11.19");
+        assert_eq!(plan.configs[0].spec.jdk, JdkChoice::Major(8));
+        assert_eq!(plan.configs[1].spec.cassandra_version, "5.0.9");
+        // 3.11 on JDK 11, Shenandoah on JDK 8: one line naming the line and key, in plan words.
+        let error = error_of(&GOOD.replacen(
+            "gc = \"g1\"",
+            "gc = \"g1\"\ncassandra = \"3.11.19\"\njdk = 11\nforce-jdk = true",
+            1,
+        ));
+        assert!(
+            error.contains("line 9, `jdk`")
+                && error.contains("runs only on JDK 8")
+                && error.contains("use jdk = 8"),
+            "{error}"
+        );
+        let error = error_of(&GOOD.replacen(
+            "gc = \"shenandoah\"",
+            "gc = \"shenandoah\"\njdk = 8\ncassandra = \"4.0.19\"",
+            1,
+        ));
+        assert!(
+            error.contains("line 11, `gc`") && error.contains("upstream JDK 8 has neither"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
     }
 
     /// Each bad plan gives one line naming the key and the line it is on.

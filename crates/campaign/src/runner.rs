@@ -512,6 +512,7 @@ mod tests {
                 storage_port: 7000,
                 jmx_port: 7199,
                 pid: None,
+                pid_start_ticks: None,
                 system_log: node_dir.join("logs/system.log"),
                 stdout_log: node_dir.join("logs/stdout.log"),
                 gc_log: node_dir.join("logs/gc.log"),

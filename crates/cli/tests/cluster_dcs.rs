@@ -335,11 +335,11 @@ fn two_datacenters_keep_local_quorum_load_in_its_datacenter() {
         assert!(resumed.ok(), "{}", resumed.stderr);
     }
 
-    let pids = guard.state().pids();
+    let before = guard.state();
     let down = cqlbench(&["cluster", "down", "--name", NAME]);
     assert!(down.ok(), "{}", down.stderr);
-    for pid in pids {
-        assert!(!support::process_exists(pid), "process {pid} survived down");
+    for node in &before.nodes {
+        support::assert_node_ended(node, support::Proc::of_node(node), "down");
     }
     step("down");
 }

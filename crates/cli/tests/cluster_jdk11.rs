@@ -113,5 +113,5 @@ fn cassandra_40_on_an_installed_jdk11_with_cms() {
 
     let down = guard.run(&["cluster", "down", "--name", "test-jdk11"]);
     assert!(down.ok(), "{}", down.stderr);
-    assert!(!support::process_exists(pid));
+    support::assert_node_ended(node, support::Proc::of_node(node), "down");
 }

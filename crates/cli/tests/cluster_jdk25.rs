@@ -345,7 +345,7 @@ fn one_version_on_jdk25(version: &str, name: &str, base_ip: &str, home: Option<&
 
         let down = guard.run(&["cluster", "down", "--name", name]);
         assert!(down.ok(), "{}", down.stderr);
-        assert!(!support::process_exists(pid));
+        support::assert_node_ended(&node, support::Proc::of_node(&node), "down");
 
         let report = gc_analyze(&guard, &node.gc_log);
         assert_eq!(report["unparsed_lines"], 0, "{report:#}");

@@ -45,7 +45,8 @@ fn one_node_shenandoah_cluster_round_trip() {
     let state = guard.state();
     let node = &state.nodes[0];
     let pid = node.pid.expect("node has a PID");
-    assert!(support::process_exists(pid));
+    let proc = support::Proc::of_node(node);
+    assert!(!proc.exited());
 
     // CQL answers: a real write and read back.
     let contact = state.cql_contact_points();
@@ -162,10 +163,7 @@ fn one_node_shenandoah_cluster_round_trip() {
     let down = cqlbench(&["cluster", "down", "--name", NAME]);
     assert!(down.ok(), "{}", down.stderr);
     assert!(down.stdout.contains("no process left"));
-    assert!(
-        !support::process_exists(pid),
-        "node process {pid} still exists"
-    );
+    support::assert_node_ended(node, proc, "down");
     assert_eq!(guard.state().nodes[0].pid, None);
     assert!(cqlbench(&["cluster", "down", "--name", NAME]).ok());
     assert_eq!(status_json(NAME)["nodes"][0]["process"], "down");
@@ -173,8 +171,10 @@ fn one_node_shenandoah_cluster_round_trip() {
     // A stopped cluster starts again on its data.
     let restarted = cqlbench(&up_args);
     assert!(restarted.ok(), "restart failed: {}", restarted.stderr);
-    let restarted_pid = guard.state().nodes[0].pid.expect("pid");
-    assert_ne!(restarted_pid, pid);
+    let restarted = guard.state();
+    let restarted_proc = support::Proc::of_node(&restarted.nodes[0]);
+    let restarted_pid = restarted_proc.pid;
+    assert_ne!(restarted_proc, proc);
 
     // A lost state file: the running node is found by its directory, `up` refuses to start a
     // second copy, and `destroy` stops it anyway.
@@ -194,9 +194,10 @@ fn one_node_shenandoah_cluster_round_trip() {
         "{}",
         destroyed.stderr
     );
-    assert!(
-        !support::process_exists(restarted_pid),
-        "untracked node survived destroy"
+    support::assert_node_ended(
+        &restarted.nodes[0],
+        restarted_proc,
+        "destroy of an untracked node",
     );
     assert!(!state.dir.exists());
 }

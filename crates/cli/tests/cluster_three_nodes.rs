@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use cqlbench_cluster::cql::{block_on, node_view, single_node_session};
 use scylla::statement::Consistency;
-use support::{cqlbench, session, session_through, statement, status_json, ClusterGuard};
+use support::{cqlbench, session, session_through, statement, status_json, ClusterGuard, Proc};
 
 const NAME: &str = "test-three-nodes";
 const UP: [&str; 10] = [
@@ -216,8 +216,7 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     // A killed node does not either; `start` brings it back and ALL reads work again.
     let killed = cqlbench(&["cluster", "kill", "--name", NAME, "--node", "2"]);
     assert!(killed.ok(), "{}", killed.stderr);
-    let killed_pid = state.nodes[1].pid.expect("pid");
-    assert!(!support::process_exists(killed_pid));
+    support::assert_node_ended(&state.nodes[1], Proc::of_node(&state.nodes[1]), "kill");
     assert_eq!(status_json(NAME)["nodes"][1]["process"], "down");
     assert_eq!(write_quorum(vec![contact[0], contact[2]], 150..200), 50);
     step("QUORUM writes with node 2 killed");
@@ -231,10 +230,13 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
 
     // A crash behind cqlbench's back leaves a stale PID; `up` notices and restarts only that node.
     let before = guard.state();
-    let crashed_pid = before.nodes[2].pid.expect("pid");
-    cqlbench_cluster::process::signal(crashed_pid, libc::SIGKILL);
+    let crashed = Proc::of_node(&before.nodes[2]);
+    let crashed_pid = crashed.pid;
+    // SAFETY: kill(2) on the node JVM this test's cluster runs (its start time checked first).
+    assert!(!crashed.exited());
+    unsafe { libc::kill(crashed_pid, libc::SIGKILL) };
     wait_until("the crashed node is gone", Duration::from_secs(10), || {
-        !support::process_exists(crashed_pid)
+        crashed.exited()
     });
     assert_eq!(status_json(NAME)["nodes"][2]["process"], "down");
     let recovered = cqlbench(&UP);
@@ -254,10 +256,9 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     assert_eq!(write_quorum(contact.clone(), 200..220), 20);
 
     // Down stops everything and proves it.
-    let pids = after.pids();
     let down = cqlbench(&["cluster", "down", "--name", NAME]);
     assert!(down.ok(), "{}", down.stderr);
-    for pid in pids {
-        assert!(!support::process_exists(pid), "process {pid} survived down");
+    for node in &after.nodes {
+        support::assert_node_ended(node, Proc::of_node(node), "down");
     }
 }

@@ -189,13 +189,13 @@ fn bad_input_is_a_one_line_error() {
     std::fs::write(&empty, "").unwrap();
     assert_one_line_error(
         &cqlbench(&["gc", "analyze", empty.to_str().unwrap()]),
-        "no GC log content",
+        "no GC log format recognised",
     );
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "just some text\nnothing from a JVM\n").unwrap();
     assert_one_line_error(
         &cqlbench(&["gc", "analyze", text.to_str().unwrap()]),
-        "no GC log content",
+        "no GC log format recognised",
     );
     let missing = dir.path().join("missing.log");
     assert_one_line_error(
@@ -218,6 +218,72 @@ fn bad_input_is_a_one_line_error() {
     let output = cqlbench(&["gc", "analyze"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("FILE"));
+}
+
+/// Bytes from a fixed-seed xorshift generator: the same "random" file on every run.
+fn pseudo_random_bytes(len: usize) -> Vec<u8> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn junk_is_not_a_gc_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let random = dir.path().join("random.bin");
+    std::fs::write(&random, pseudo_random_bytes(200 * 1024)).unwrap();
+    // Text with the words of a log and lines a JDK 8 parser reads as its own (a `1.5: …` stamp, a
+    // `}` of a heap dump), but no collection.
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "GC tuning notes\n1.5: try G1 with a 300 ms pause target\n}\n---\n\nFull GC is bad\n",
+    )
+    .unwrap();
+    let gzipped = dir.path().join("random.log.gz");
+    let gzip = Command::new("gzip")
+        .arg("-c")
+        .arg(&random)
+        .output()
+        .expect("gzip runs");
+    std::fs::write(&gzipped, gzip.stdout).unwrap();
+    for junk in [&random, &text, &gzipped] {
+        let output = cqlbench(&["gc", "analyze", junk.to_str().unwrap()]);
+        assert_one_line_error(&output, "no GC log format recognised");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(junk.to_str().unwrap()), "{stderr}");
+        assert!(stderr.contains(": 0 of "), "{stderr}");
+        assert!(output.stdout.is_empty(), "nothing on stdout for junk");
+    }
+    // A real log with a foreign line and a truncated last line still parses, and says so.
+    let real = std::fs::read_to_string(fixture("unified/j17-g1-cqlbench.log")).unwrap();
+    let dirty = dir.path().join("dirty.log");
+    std::fs::write(
+        &dirty,
+        format!("{real}some other program wrote this\n[2026-11-22T00:08:1"),
+    )
+    .unwrap();
+    let clean = json_of(&cqlbench(&[
+        "gc",
+        "analyze",
+        fixture("unified/j17-g1-cqlbench.log").to_str().unwrap(),
+        "--json",
+    ]));
+    let json = json_of(&cqlbench(&[
+        "gc",
+        "analyze",
+        dirty.to_str().unwrap(),
+        "--json",
+    ]));
+    let unparsed = |j: &Value| j["unparsed_lines"].as_u64().unwrap();
+    assert_eq!(unparsed(&json), unparsed(&clean) + 2, "{json}");
+    assert_eq!(json["pauses"], clean["pauses"]);
 }
 
 #[test]

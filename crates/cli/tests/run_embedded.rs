@@ -136,6 +136,7 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
         }
     }
     let pid = node_pids(home)[0];
+    let node = support::Proc::of(pid);
     // SAFETY: signals the child this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -149,8 +150,9 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
         "{text}"
     );
     assert!(
-        !process_exists(pid),
-        "node {pid} kept running after Ctrl-C:\n{text}"
+        node.exited(),
+        "node {} kept running after Ctrl-C:\n{text}",
+        node.describe()
     );
     assert_eq!(live_node_processes(home), Vec::<i32>::new(), "{text}");
 }

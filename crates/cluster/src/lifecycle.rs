@@ -20,7 +20,7 @@ use crate::gc;
 use crate::home::Home;
 use crate::jdk::{self, Jdk, JdkChoice};
 use crate::jvm::{self, NodeLaunch};
-use crate::process::{self, ProcessState};
+use crate::process::{self, Ending, ProcessId, ProcessState, StopTarget};
 use crate::spec::{ClusterSpec, NATIVE_PORT, STORAGE_PORT};
 use crate::state::{ClusterState, NodeState};
 use crate::tokens;
@@ -62,6 +62,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
     let untracked: Vec<i32> =
         process::find_by_marker(&cluster_marker(&home.cluster_dir(&spec.name)))
             .into_iter()
+            .map(|process| process.pid)
             .filter(|pid| !tracked.contains(pid))
             .collect();
     if !untracked.is_empty() {
@@ -74,11 +75,11 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
                 .join(", "),
         });
     }
-    let keep_pid = |index: usize| -> Option<i32> {
+    let keep_pid = |index: usize| -> Option<ProcessId> {
         previous
             .as_ref()
             .and_then(|p| p.node(index).ok())
-            .and_then(|n| n.pid)
+            .and_then(NodeState::process)
     };
     for index in 1..=spec.nodes {
         if keep_pid(index).is_none() {
@@ -96,6 +97,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
     }
     let jdk = jdk::resolve(home, &spec.jdk, wanted_major, progress)?;
     let distribution = distribution::ensure(home, &version, progress)?;
+    version.check_possible(jdk.major)?;
     if !spec.force_jdk {
         version.check_jdk(jdk.major)?;
     }
@@ -114,10 +116,10 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
     };
     for index in 1..=spec.nodes {
         let mut node = plan_node(spec, &dir, index);
-        if let Some(pid) = keep_pid(index) {
+        if let Some(process) = keep_pid(index) {
             let old = previous.as_ref().and_then(|p| p.node(index).ok());
             node = old.cloned().unwrap_or(node);
-            node.pid = Some(pid);
+            node.set_process(Some(process));
         }
         state.nodes.push(node);
     }
@@ -173,6 +175,7 @@ pub(crate) fn precheck(spec: &ClusterSpec) -> Result<(CassandraVersion, u32)> {
     spec.validate()?;
     let version = spec.version()?;
     let wanted_major = wanted_jdk_major(spec, &version)?;
+    version.check_possible(wanted_major)?;
     if !spec.force_jdk {
         version.check_jdk(wanted_major)?;
     }
@@ -295,6 +298,7 @@ fn plan_node(spec: &ClusterSpec, cluster_dir: &Path, index: usize) -> NodeState 
         storage_port: STORAGE_PORT,
         jmx_port: 0,
         pid: None,
+        pid_start_ticks: None,
         system_log: logs.join("system.log"),
         stdout_log: logs.join("stdout.log"),
         gc_log: logs.join("gc.log"),
@@ -343,7 +347,10 @@ impl Launcher<'_> {
             key_cache_mib: self.spec.key_cache_mib(),
         });
         write(&conf.join("cassandra.yaml"), &yaml)?;
-        write(&conf.join("logback.xml"), &config::logback_xml(&logs))?;
+        write(
+            &conf.join("logback.xml"),
+            &config::logback_xml(&logs, self.version),
+        )?;
         // GossipingPropertyFileSnitch reads the node's datacenter and rack from this file; the
         // property points each JVM at its own copy (no conf/ directory is on the classpath).
         let mut jvm_opts = Vec::new();
@@ -392,12 +399,12 @@ impl Launcher<'_> {
             node.jvm_args.join(" ")
         );
         append(&node.stdout_log, &header)?;
-        node.pid = Some(process::spawn(
+        node.set_process(Some(process::spawn(
             &self.jdk.java(),
             &node.jvm_args,
             &node.dir,
             &node.stdout_log,
-        )?);
+        )?));
         Ok(())
     }
 }
@@ -504,19 +511,17 @@ fn wait_ready(
         let mut still_pending = Vec::new();
         for &index in &pending {
             let node = state.node(index)?;
-            if node.process_state() == ProcessState::Gone {
+            if matches!(
+                node.process_state(),
+                ProcessState::Gone | ProcessState::Exiting
+            ) {
                 let how = node
-                    .pid
-                    .and_then(|pid| process::wait_exit_description(pid, Duration::from_secs(1)));
-                // Without a recorded exit, look again before declaring the node dead.
-                if how.is_none() && node.process_state() != ProcessState::Gone {
-                    still_pending.push(index);
-                    continue;
-                }
-                let how = how.unwrap_or_else(|| {
-                    let pid = node.pid.unwrap_or_default();
-                    format!("exited; /proc: {}", process::describe_pid(pid))
-                });
+                    .process()
+                    .and_then(|p| process::wait_exit_description(&p, Duration::from_secs(1)))
+                    .unwrap_or_else(|| {
+                        let pid = node.pid.unwrap_or_default();
+                        format!("exited; /proc: {}", process::describe_pid(pid))
+                    });
                 return Err(ClusterError::NodeDied {
                     node: index,
                     address: node.address.to_string(),
@@ -649,43 +654,56 @@ pub fn collector_of(flags: &[String], jdk_major: u32) -> Option<String> {
     })
 }
 
-/// Stops the given nodes (by PID), used to leave no orphan after a failed start.
+/// Stops the given nodes, used to leave no orphan after a failed start.
 fn stop_nodes(state: &mut ClusterState, indices: &[usize]) {
-    let targets: Vec<(i32, PathBuf)> = state
+    let chosen = |n: &&NodeState| indices.contains(&n.index);
+    let mut targets: Vec<StopTarget> = state
         .nodes
         .iter()
-        .filter(|n| indices.contains(&n.index))
-        .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
+        .filter(chosen)
+        .filter_map(NodeState::stop_target)
         .collect();
-    let mut targets = targets;
     // Also anything else still running from these nodes' directories, so that no orphan survives
-    // even if the recorded PID was misjudged.
-    for node in state.nodes.iter().filter(|n| indices.contains(&n.index)) {
+    // even if the recorded process was misjudged.
+    for node in state.nodes.iter().filter(chosen) {
         let marker = format!("-Dcassandra.storagedir={}", node.dir.join("data").display());
-        for pid in process::find_by_marker(&marker) {
-            if !targets.iter().any(|(p, _)| *p == pid) {
-                targets.push((pid, PathBuf::from(&marker)));
-            }
-        }
+        add_untracked(&mut targets, process::find_by_marker(&marker));
     }
-    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
-    let _ = process::stop_all(&refs, Duration::from_secs(10));
+    let _ = process::end(
+        &targets,
+        Ending::Terminate {
+            grace: Duration::from_secs(10),
+        },
+    );
     for node in &mut state.nodes {
         if indices.contains(&node.index) && !node.is_running() {
-            node.pid = None;
+            node.set_process(None);
         }
     }
+}
+
+/// Adds found processes that no target names yet (their ports unknown: a gone process holds none).
+fn add_untracked(targets: &mut Vec<StopTarget>, found: Vec<ProcessId>) -> Vec<ProcessId> {
+    let new: Vec<ProcessId> = found
+        .into_iter()
+        .filter(|p| !targets.iter().any(|t| t.process == *p))
+        .collect();
+    targets.extend(new.iter().map(|&process| StopTarget {
+        process,
+        ports: Vec::new(),
+    }));
+    new
 }
 
 /// Stops every node of the cluster (SIGTERM, then SIGKILL after a grace period) and verifies
 /// that none of its processes is left. Safe to repeat.
 pub fn down(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Result<ClusterState> {
     let mut state = ClusterState::load_existing(home, name)?;
-    let tracked: Vec<(i32, PathBuf)> = state
+    let tracked: Vec<StopTarget> = state
         .nodes
         .iter()
-        .filter(|n| n.is_running())
-        .filter_map(|n| n.pid.map(|pid| (pid, n.dir.clone())))
+        .filter_map(NodeState::stop_target)
+        .filter(|t| !t.process.is_gone())
         .collect();
     let stopped = stop_cluster_processes(&state.dir, tracked, name, progress);
     state.forget_dead_pids();
@@ -703,18 +721,15 @@ fn cluster_marker(dir: &Path) -> String {
 /// Stops the tracked node processes plus any untracked JVM of this cluster, and verifies they are gone.
 fn stop_cluster_processes(
     dir: &Path,
-    mut targets: Vec<(i32, PathBuf)>,
+    mut targets: Vec<StopTarget>,
     name: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    let marker = cluster_marker(dir);
-    for pid in process::find_by_marker(&marker) {
-        if !targets.iter().any(|(p, _)| *p == pid) {
-            progress(&format!(
-                "found untracked node process {pid} of cluster {name}"
-            ));
-            targets.push((pid, PathBuf::from(&marker)));
-        }
+    for found in add_untracked(&mut targets, process::find_by_marker(&cluster_marker(dir))) {
+        progress(&format!(
+            "found untracked node process {} of cluster {name}",
+            found.pid
+        ));
     }
     if targets.is_empty() {
         progress(&format!("cluster {name} is not running"));
@@ -725,12 +740,11 @@ fn stop_cluster_processes(
         targets.len(),
         targets
             .iter()
-            .map(|(p, _)| p.to_string())
+            .map(|t| t.process.pid.to_string())
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let refs: Vec<(i32, &Path)> = targets.iter().map(|(p, d)| (*p, d.as_path())).collect();
-    process::stop_all(&refs, STOP_GRACE)
+    process::end(&targets, Ending::Terminate { grace: STOP_GRACE })
 }
 
 /// Stops the cluster and deletes its directory (data, logs, state). Returns false if there was none.
@@ -754,25 +768,24 @@ pub fn destroy(home: &Home, name: &str, progress: &mut dyn FnMut(&str)) -> Resul
     Ok(true)
 }
 
-fn running_node(state: &ClusterState, index: usize) -> Result<(i32, PathBuf)> {
+fn running_node(state: &ClusterState, index: usize) -> Result<StopTarget> {
     let node = state.node(index)?;
-    match node.pid {
-        Some(pid) if node.is_running() => Ok((pid, node.dir.clone())),
-        _ => Err(ClusterError::NodeNotRunning {
+    node.stop_target()
+        .filter(|target| !target.process.is_gone())
+        .ok_or_else(|| ClusterError::NodeNotRunning {
             name: state.name.clone(),
             node: index,
-        }),
-    }
+        })
 }
 
 /// SIGSTOPs node `index`; with `duration`, SIGCONTs it again after that long (blocking meanwhile).
 pub fn pause_node(home: &Home, name: &str, index: usize, duration: Option<Duration>) -> Result<()> {
     let state = ClusterState::load_existing(home, name)?;
-    let (pid, _) = running_node(&state, index)?;
-    process::signal(pid, libc::SIGSTOP);
+    let node = running_node(&state, index)?;
+    node.process.signal(libc::SIGSTOP);
     if let Some(duration) = duration {
         std::thread::sleep(duration);
-        process::signal(pid, libc::SIGCONT);
+        node.process.signal(libc::SIGCONT);
     }
     Ok(())
 }
@@ -780,17 +793,17 @@ pub fn pause_node(home: &Home, name: &str, index: usize, duration: Option<Durati
 /// SIGCONTs a paused node.
 pub fn resume_node(home: &Home, name: &str, index: usize) -> Result<()> {
     let state = ClusterState::load_existing(home, name)?;
-    let (pid, _) = running_node(&state, index)?;
-    process::signal(pid, libc::SIGCONT);
+    running_node(&state, index)?.process.signal(libc::SIGCONT);
     Ok(())
 }
 
-/// SIGKILLs node `index` (a crash, for fault tests) and waits until it is gone.
+/// SIGKILLs node `index` (a crash, for fault tests) and returns once its JVM is gone and its
+/// ports are free.
 pub fn kill_node(home: &Home, name: &str, index: usize) -> Result<()> {
     let mut state = ClusterState::load_existing(home, name)?;
-    let (pid, dir) = running_node(&state, index)?;
-    process::kill(pid, &dir)?;
-    state.node_mut(index)?.pid = None;
+    let target = running_node(&state, index)?;
+    process::end(&[target], Ending::Kill)?;
+    state.node_mut(index)?.set_process(None);
     state.save()
 }
 
@@ -854,7 +867,7 @@ pub struct NodeStatus {
     pub native_port: u16,
     pub jmx_port: u16,
     pub pid: Option<i32>,
-    /// "up", "paused" or "down".
+    /// "up", "paused", "exiting" (killed, threads still tearing down) or "down".
     pub process: &'static str,
     pub answers_cql: bool,
     /// The node's datacenter and rack as the node itself reports them (`system.local`); `None`
@@ -873,7 +886,10 @@ pub struct NodeStatus {
 pub struct ClusterStatus {
     pub name: String,
     pub cassandra_version: String,
+    /// The JDK's full version, e.g. `1.8.0_504` or `17.0.15`.
     pub jdk: String,
+    /// Its major version (8 for `1.8.0_504`).
+    pub jdk_major: u32,
     pub gc: String,
     pub heap: String,
     pub dir: PathBuf,
@@ -906,6 +922,7 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
             process: match process_state {
                 ProcessState::Running => "up",
                 ProcessState::Stopped => "paused",
+                ProcessState::Exiting => "exiting",
                 ProcessState::Gone => "down",
             },
             answers_cql: view.is_some(),
@@ -934,6 +951,7 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
         name: state.name.clone(),
         cassandra_version: state.spec.cassandra_version.clone(),
         jdk: state.jdk.version.clone(),
+        jdk_major: state.jdk.major,
         gc: state.spec.gc.to_string(),
         heap: cqlbench_units::format_jvm_size(state.spec.heap_bytes),
         dir: state.dir.clone(),

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -10,15 +11,15 @@ use std::time::{Duration, Instant};
 
 use crate::error::{ClusterError, IoContext, Result};
 
-fn exits() -> &'static Mutex<HashMap<i32, ExitStatus>> {
-    static EXITS: OnceLock<Mutex<HashMap<i32, ExitStatus>>> = OnceLock::new();
+fn exits() -> &'static Mutex<HashMap<ProcessId, ExitStatus>> {
+    static EXITS: OnceLock<Mutex<HashMap<ProcessId, ExitStatus>>> = OnceLock::new();
     EXITS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 /// How a node this process started has ended ("exit code 1", "signal 9"), once it has.
-pub fn exit_description(pid: i32) -> Option<String> {
+pub fn exit_description(process: &ProcessId) -> Option<String> {
     let exits = exits().lock().unwrap_or_else(|e| e.into_inner());
-    exits.get(&pid).map(describe_exit)
+    exits.get(process).map(describe_exit)
 }
 
 fn describe_exit(status: &ExitStatus) -> String {
@@ -30,41 +31,49 @@ fn describe_exit(status: &ExitStatus) -> String {
     }
 }
 
-/// PIDs of live processes whose command line contains `marker` (e.g. a cluster's directory): finds
-/// node JVMs that no state file tracks any more (lost or unreadable state, a crash mid-start).
-pub fn find_by_marker(marker: &str) -> Vec<i32> {
+/// Live processes whose command line contains `marker` (e.g. a cluster's directory): finds node
+/// JVMs that no state file tracks any more (lost or unreadable state, a crash mid-start).
+pub fn find_by_marker(marker: &str) -> Vec<ProcessId> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     let own = std::process::id() as i32;
-    let mut pids: Vec<i32> = entries
+    let mut found: Vec<ProcessId> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != own)
-        .filter(|&pid| state(pid, Path::new(marker)) != ProcessState::Gone)
+        .filter_map(|pid| ProcessId::with_marker(pid, marker))
+        .filter(|process| !process.is_gone())
         .collect();
-    pids.sort_unstable();
-    pids
+    found.sort_unstable_by_key(|p| p.pid);
+    found
 }
 
-/// What `/proc` shows for `pid`, for error messages: "no entry", "state S, java …".
+/// What `/proc` shows for `pid`, for error messages: "PID 12 in state Z, 3 thread(s), exiting, command …".
 pub fn describe_pid(pid: i32) -> String {
-    let Some(letter) = state_letter(pid) else {
+    let Some(stat) = Stat::read(pid) else {
         return format!("no entry for PID {pid}");
     };
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .unwrap_or_default();
     format!(
-        "PID {pid} in state {letter}, command {:?}",
+        "PID {pid} in state {}, {} thread(s){}, command {:?}",
+        stat.state,
+        stat.threads,
+        if stat.flags & PF_EXITING != 0 {
+            ", exiting"
+        } else {
+            ""
+        },
         cmdline.chars().take(80).collect::<String>()
     )
 }
 
 /// Like [`exit_description`], giving the reaper thread up to `limit` to record the exit.
-pub fn wait_exit_description(pid: i32, limit: Duration) -> Option<String> {
+pub fn wait_exit_description(process: &ProcessId, limit: Duration) -> Option<String> {
     let deadline = Instant::now() + limit;
     loop {
-        if let Some(description) = exit_description(pid) {
+        if let Some(description) = exit_description(process) {
             return Some(description);
         }
         if Instant::now() >= deadline {
@@ -74,17 +83,8 @@ pub fn wait_exit_description(pid: i32, limit: Duration) -> Option<String> {
     }
 }
 
-/// What `/proc` says about a PID we recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcessState {
-    Running,
-    /// SIGSTOPped (by `cluster pause`).
-    Stopped,
-    Gone,
-}
-
 /// Starts `java args…` in its own process group (Ctrl-C on cqlbench leaves nodes alone), output to `stdout_log`.
-pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Result<i32> {
+pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Result<ProcessId> {
     let log = File::options()
         .create(true)
         .append(true)
@@ -101,10 +101,29 @@ pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Res
         .stdout(log)
         .stderr(log_err)
         .process_group(0);
+    // SAFETY: close_range(2) is async-signal-safe; it only marks descriptors close-on-exec.
+    unsafe {
+        command.pre_exec(|| {
+            // A node outlives cqlbench: it must not keep descriptors cqlbench inherited (a caller's
+            // pipe, a lock file), or the caller waits on it for as long as the node runs.
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            Ok(())
+        });
+    }
     let mut child = command
         .spawn()
         .context(|| format!("starting {}", java.display()))?;
     let pid = child.id() as i32;
+    // Read before the reaper may wait for it: an unreaped child keeps its PID, so this is its start time.
+    let identity = ProcessId::current(pid).unwrap_or(ProcessId {
+        pid,
+        start_ticks: 0,
+    });
     let log_path = stdout_log.to_path_buf();
     // Reap the child when it exits, so a killed node never lingers as a zombie of a long-lived
     // caller, and remember how it ended for the error message.
@@ -124,147 +143,275 @@ pub fn spawn(java: &Path, args: &[String], cwd: &Path, stdout_log: &Path) -> Res
                 exits()
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert(pid, status);
+                    .insert(identity, status);
             }
         })
         .context(|| "starting a reaper thread".to_string())?;
-    wait_for_exec(pid);
-    Ok(pid)
+    Ok(identity)
 }
 
-/// `posix_spawn` (vfork) returns once the child has let go of our memory, a moment before the kernel
-/// has set up the new program's argument block: until then `/proc/PID/cmdline` reads empty (measured
-/// here: 412 of 3000 spawns), and a liveness check by command line would take a starting node for
-/// gone. Waits until the command line is there, the process has ended, or 2 s have passed.
-fn wait_for_exec(pid: i32) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        match std::fs::read(format!("/proc/{pid}/cmdline")) {
-            Ok(cmdline)
-                if cmdline.is_empty()
-                    && !matches!(state_letter(pid), None | Some('Z' | 'X' | 'x')) =>
-            {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            _ => return,
+/// A process as the kernel knows it: its PID and the moment it started (clock ticks after boot,
+/// `/proc/PID/stat` field 22). The kernel hands a freed PID to the next process that asks (this
+/// machine's `pid_max` is 32768, and a build spawns thousands), so a PID alone can name someone
+/// else's process; with its start time it names exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessId {
+    pub pid: i32,
+    pub start_ticks: u64,
+}
+
+/// What `/proc` says about a process we recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessState {
+    Running,
+    /// SIGSTOPped (by `cluster pause`).
+    Stopped,
+    /// Killed or exiting, but not done: some of its threads still run and may hold its sockets.
+    Exiting,
+    /// Reaped, its PID now someone else's, or a zombie of one thread: every other thread has
+    /// ended and with them the process's files and sockets are released.
+    Gone,
+}
+
+/// The fields of `/proc/PID/stat` that tell how far a process is from gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    /// R, S, D, T, Z, X …
+    state: char,
+    /// The kernel's `PF_*` task flags of the thread-group leader.
+    flags: u64,
+    /// Threads still counted in the thread group (`Threads:` in `/proc/PID/status`).
+    threads: u64,
+    start_ticks: u64,
+}
+
+/// `PF_EXITING`: the leader has begun `do_exit` (set at the first moment of a SIGKILL's delivery).
+const PF_EXITING: u64 = 0x4;
+
+impl Stat {
+    fn read(pid: i32) -> Option<Stat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        Stat::parse(&text)
+    }
+
+    fn parse(text: &str) -> Option<Stat> {
+        // The fields follow the parenthesised command name, which may itself hold spaces and ')'.
+        let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+        // Field numbers of proc(5) minus 3: state is field 3, flags 9, num_threads 20, starttime 22.
+        Some(Stat {
+            state: fields.first()?.chars().next()?,
+            flags: fields.get(6)?.parse().ok()?,
+            threads: fields.get(17)?.parse().ok()?,
+            start_ticks: fields.get(19)?.parse().ok()?,
+        })
+    }
+
+    /// Measured on this machine's kernel (a JVM with 80 threads and a listening socket, SIGKILLed,
+    /// /proc sampled every few µs): the leader first shows PF_EXITING in state R with its threads
+    /// counting down; its command line reads empty once it has let go of its memory; it becomes a
+    /// zombie (Z) while other threads still run — and still hold the listening socket — for
+    /// 100–250 ms; the socket is closed before the thread count reaches 1; the zombie of one thread
+    /// then waits for its parent (PID 1 here reaps orphans every ~2 s).
+    fn state(&self) -> ProcessState {
+        match self.state {
+            'Z' | 'X' | 'x' if self.threads <= 1 => ProcessState::Gone,
+            'Z' | 'X' | 'x' => ProcessState::Exiting,
+            _ if self.flags & PF_EXITING != 0 => ProcessState::Exiting,
+            'T' | 't' => ProcessState::Stopped,
+            _ => ProcessState::Running,
         }
     }
 }
 
-/// The state of `pid`, counting it as ours only if its command line mentions `marker` (the node directory).
-pub fn state(pid: i32, marker: &Path) -> ProcessState {
-    let Some(letter) = state_letter(pid) else {
-        return ProcessState::Gone;
-    };
-    if matches!(letter, 'Z' | 'X' | 'x') {
-        return ProcessState::Gone;
+impl ProcessId {
+    /// The process that has `pid` now, if any.
+    pub fn current(pid: i32) -> Option<ProcessId> {
+        Stat::read(pid).map(|stat| ProcessId {
+            pid,
+            start_ticks: stat.start_ticks,
+        })
     }
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return ProcessState::Gone;
-    };
-    let marker = marker.to_string_lossy();
-    if !String::from_utf8_lossy(&cmdline).contains(marker.as_ref()) {
-        return ProcessState::Gone;
-    }
-    if letter == 'T' {
-        ProcessState::Stopped
-    } else {
-        ProcessState::Running
-    }
-}
 
-pub fn is_alive(pid: i32, marker: &Path) -> bool {
-    state(pid, marker) != ProcessState::Gone
-}
+    /// The process that has `pid` now if its command line mentions `marker` (e.g. a node's
+    /// directory): how a PID recorded without its start time, or found by a scan, is identified.
+    pub fn with_marker(pid: i32, marker: &str) -> Option<ProcessId> {
+        let id = ProcessId::current(pid)?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        String::from_utf8_lossy(&cmdline)
+            .contains(marker)
+            .then_some(id)
+    }
 
-pub fn signal(pid: i32, signal: i32) {
-    // SAFETY: kill(2) has no memory-safety preconditions; pid was checked to be our node.
-    unsafe {
-        libc::kill(pid, signal);
-    }
-}
-
-/// Stops the given node processes: SIGTERM (Cassandra flushes and exits), SIGKILL after `grace`,
-/// then verifies that every one is gone.
-pub fn stop_all(processes: &[(i32, &Path)], grace: Duration) -> Result<()> {
-    let alive: Vec<(i32, &Path)> = processes
-        .iter()
-        .copied()
-        .filter(|(pid, dir)| is_alive(*pid, dir))
-        .collect();
-    for (pid, _) in &alive {
-        signal(*pid, libc::SIGTERM);
-        // A paused node only handles SIGTERM once it runs again.
-        signal(*pid, libc::SIGCONT);
-    }
-    if wait_gone(&alive, grace) {
-        return Ok(());
-    }
-    for (pid, dir) in &alive {
-        if is_alive(*pid, dir) {
-            signal(*pid, libc::SIGKILL);
+    pub fn state(&self) -> ProcessState {
+        match Stat::read(self.pid) {
+            Some(stat) if stat.start_ticks == self.start_ticks => stat.state(),
+            _ => ProcessState::Gone,
         }
     }
-    // (A zombie that never gets reaped would keep us here; its parent is cqlbench's reaper thread or init.)
-    if wait_gone(&alive, Duration::from_secs(10)) {
-        return Ok(());
-    }
-    let stuck = alive
-        .iter()
-        .find(|(pid, dir)| !fully_gone(*pid, dir))
-        .map(|(pid, _)| *pid)
-        .unwrap_or(0);
-    Err(ClusterError::StopFailed { pid: stuck })
-}
 
-/// SIGKILL and wait until the process is gone (a crash, for fault tests).
-pub fn kill(pid: i32, marker: &Path) -> Result<()> {
-    if !is_alive(pid, marker) {
-        return Ok(());
+    pub fn is_gone(&self) -> bool {
+        self.state() == ProcessState::Gone
     }
-    signal(pid, libc::SIGKILL);
-    if wait_gone(&[(pid, marker)], Duration::from_secs(10)) {
-        Ok(())
-    } else {
-        Err(ClusterError::StopFailed { pid })
-    }
-}
 
-/// Gone for good: reaped, or the PID now belongs to another process. A JVM killed by a signal
-/// shows as a zombie leader while its other threads still tear down and hold its sockets, so a
-/// zombie does not count until it has been reaped.
-fn fully_gone(pid: i32, marker: &Path) -> bool {
-    match state_letter(pid) {
-        None => true,
-        Some('Z') => false,
-        // An exiting process releases its memory, and with it its command line, before it becomes a
-        // zombie: an empty command line is the killed JVM still tearing down, not another process.
-        Some(_) if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()) => {
-            false
-        }
-        Some(_) => state(pid, marker) == ProcessState::Gone,
-    }
-}
-
-/// The state letter of `/proc/PID/stat` (R, S, T, Z, …), or `None` when there is no such process.
-fn state_letter(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The letter follows the parenthesised command name, which may itself contain spaces.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().next()?.chars().next()
-}
-
-fn wait_gone(processes: &[(i32, &Path)], limit: Duration) -> bool {
-    let started = Instant::now();
-    loop {
-        if processes.iter().all(|(pid, dir)| fully_gone(*pid, dir)) {
-            return true;
-        }
-        if started.elapsed() >= limit {
+    /// Sends `signal` to exactly this process: through a pidfd, which pins the process it was
+    /// opened for, checked against the start time after opening, so a reused PID is never hit.
+    /// Returns false when the process is gone.
+    pub fn signal(&self, signal: i32) -> bool {
+        // SAFETY: pidfd_open(2) takes a PID and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) };
+        if fd < 0 {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        let fd = fd as i32;
+        let ours = Stat::read(self.pid).is_some_and(|stat| stat.start_ticks == self.start_ticks);
+        // SAFETY: pidfd_send_signal(2) on the descriptor just opened, with no siginfo; then close(2) it.
+        let sent = ours
+            && unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd,
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            } == 0;
+        unsafe { libc::close(fd) };
+        sent
     }
+}
+
+/// A node process to end, with the TCP addresses it listens on: CQL, storage, JMX.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopTarget {
+    pub process: ProcessId,
+    pub ports: Vec<SocketAddrV4>,
+}
+
+/// How a node's JVM is ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// SIGTERM (Cassandra drains and exits), SIGKILL after `grace`.
+    Terminate { grace: Duration },
+    /// SIGKILL at once (a crash, for fault tests).
+    Kill,
+}
+
+/// How long a SIGKILLed JVM may take to tear down before `end` gives up (it takes 0.1–0.3 s here).
+const KILL_WAIT: Duration = Duration::from_secs(30);
+const EXIT_POLL: Duration = Duration::from_millis(10);
+
+/// The one way cqlbench ends node processes (`cluster down`, `destroy`, `kill`, a failed start, a
+/// campaign's cells, `run`'s embedded node): it returns once every target is [`ProcessState::Gone`]
+/// and no socket listens on any of its ports any more, or fails naming the process or port.
+pub fn end(targets: &[StopTarget], ending: Ending) -> Result<()> {
+    let processes: Vec<ProcessId> = targets.iter().map(|t| t.process).collect();
+    if let Ending::Terminate { grace } = ending {
+        for process in &processes {
+            process.signal(libc::SIGTERM);
+            // A paused node only handles SIGTERM once it runs again.
+            process.signal(libc::SIGCONT);
+        }
+        if wait_gone(&processes, grace).is_ok() {
+            return wait_ports_free(targets);
+        }
+    }
+    for process in &processes {
+        process.signal(libc::SIGKILL);
+    }
+    wait_gone(&processes, KILL_WAIT).map_err(|stuck| ClusterError::StopFailed {
+        pid: stuck.pid,
+        proc: describe_pid(stuck.pid),
+    })?;
+    wait_ports_free(targets)
+}
+
+/// Waits until every process is gone; on timeout returns the first that is not.
+fn wait_gone(processes: &[ProcessId], limit: Duration) -> std::result::Result<(), ProcessId> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let Some(left) = processes.iter().find(|p| !p.is_gone()) else {
+            return Ok(());
+        };
+        if Instant::now() >= deadline {
+            return Err(*left);
+        }
+        std::thread::sleep(EXIT_POLL);
+    }
+}
+
+/// A gone process has closed its sockets, so its ports are free at once; a listener that stays
+/// is another process's, which the caller must hear about rather than start a node against.
+fn wait_ports_free(targets: &[StopTarget]) -> Result<()> {
+    const PORT_WAIT: Duration = Duration::from_secs(5);
+    let deadline = Instant::now() + PORT_WAIT;
+    loop {
+        let listening = listening_sockets();
+        let busy = targets
+            .iter()
+            .flat_map(|t| &t.ports)
+            .find(|address| listens_on(&listening, **address));
+        match busy {
+            None => return Ok(()),
+            Some(address) if Instant::now() >= deadline => {
+                return Err(ClusterError::PortStillBusy {
+                    address: address.to_string(),
+                })
+            }
+            Some(_) => std::thread::sleep(EXIT_POLL),
+        }
+    }
+}
+
+/// Local addresses of every listening TCP socket of this network namespace (`/proc/net/tcp` and
+/// `tcp6`, where an IPv4 address appears v4-mapped).
+pub fn listening_sockets() -> Vec<SocketAddr> {
+    let mut sockets = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        sockets.extend(text.lines().skip(1).filter_map(parse_listen_line));
+    }
+    sockets
+}
+
+/// `  0: 0100007F:1F90 00000000:0000 0A …`: the local address of a socket in state LISTEN (0A).
+fn parse_listen_line(line: &str) -> Option<SocketAddr> {
+    let mut fields = line.split_whitespace();
+    let local = fields.nth(1)?;
+    if fields.nth(1)? != "0A" {
+        return None;
+    }
+    let (address, port) = local.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    // The kernel prints each 32-bit word of the address in host (little-endian) order.
+    let words: Vec<u32> = (0..address.len() / 8)
+        .map(|i| u32::from_str_radix(&address[i * 8..i * 8 + 8], 16))
+        .collect::<std::result::Result<_, _>>()
+        .ok()?;
+    let ip = match words.as_slice() {
+        [v4] => IpAddr::V4(Ipv4Addr::from(v4.to_ne_bytes())),
+        [a, b, c, d] => {
+            let mut bytes = [0u8; 16];
+            for (chunk, word) in bytes.chunks_mut(4).zip([a, b, c, d]) {
+                chunk.copy_from_slice(&word.to_ne_bytes());
+            }
+            IpAddr::V6(Ipv6Addr::from(bytes))
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// Whether a listener takes connections to `address`: bound to it, v4-mapped, or to a wildcard.
+pub fn listens_on(listening: &[SocketAddr], address: SocketAddrV4) -> bool {
+    listening.iter().any(|socket| {
+        socket.port() == address.port()
+            && match socket.ip() {
+                IpAddr::V4(ip) => ip == *address.ip() || ip.is_unspecified(),
+                IpAddr::V6(ip) => ip.is_unspecified() || ip.to_ipv4_mapped() == Some(*address.ip()),
+            }
+    })
 }
 
 /// The line cqlbench writes into a node's stdout.log before each start.
@@ -351,67 +498,190 @@ pub fn port_in_use(address: std::net::Ipv4Addr, port: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    #[test]
-    fn own_process_is_running_only_with_matching_marker() {
-        let pid = std::process::id() as i32;
-        let exe = std::env::current_exe().unwrap();
-        assert_eq!(state(pid, &exe), ProcessState::Running);
-        assert_eq!(
-            state(pid, Path::new("/no/such/node/dir")),
-            ProcessState::Gone
-        );
-        assert_eq!(state(i32::MAX - 1, &exe), ProcessState::Gone);
+    fn sleeper(dir: &Path, seconds: &str) -> ProcessId {
+        spawn(
+            Path::new("/bin/sleep"),
+            &[seconds.to_string()],
+            dir,
+            &dir.join("out.log"),
+        )
+        .unwrap()
     }
 
     #[test]
-    fn stop_all_terminates_and_verifies() {
+    fn own_process_is_identified_by_start_time_and_marker() {
+        let pid = std::process::id() as i32;
+        let own = ProcessId::current(pid).unwrap();
+        assert_eq!(own.state(), ProcessState::Running);
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(
+            ProcessId::with_marker(pid, &exe.to_string_lossy()),
+            Some(own)
+        );
+        assert_eq!(ProcessId::with_marker(pid, "/no/such/node/dir"), None);
+        // The same PID with another start time is another process: gone, and never signalled.
+        let earlier = ProcessId {
+            pid,
+            start_ticks: own.start_ticks.wrapping_sub(1),
+        };
+        assert_eq!(earlier.state(), ProcessState::Gone);
+        assert!(!earlier.signal(0));
+        assert!(own.signal(0));
+        assert_eq!(ProcessId::current(i32::MAX - 1), None);
+    }
+
+    #[test]
+    fn stat_lines_read_as_the_kernel_writes_them() {
+        // A command name with spaces and a ')' of its own; flags with PF_EXITING; 2 threads.
+        let line =
+            "4242 (java) x (y)) R 1 4242 4242 0 -1 4194308 10 0 0 0 5 6 0 0 20 0 2 0 987654 1 2 3";
+        let stat = Stat::parse(line).unwrap();
+        assert_eq!(
+            stat,
+            Stat {
+                state: 'R',
+                flags: 4194308,
+                threads: 2,
+                start_ticks: 987654
+            }
+        );
+        assert_eq!(stat.state(), ProcessState::Exiting);
+        let zombie = |threads| Stat {
+            state: 'Z',
+            flags: PF_EXITING,
+            threads,
+            start_ticks: 1,
+        };
+        assert_eq!(zombie(3).state(), ProcessState::Exiting);
+        assert_eq!(zombie(1).state(), ProcessState::Gone);
+        let running = Stat {
+            state: 'S',
+            flags: 0,
+            threads: 80,
+            start_ticks: 1,
+        };
+        assert_eq!(running.state(), ProcessState::Running);
+        assert_eq!(
+            Stat {
+                state: 'T',
+                ..running
+            }
+            .state(),
+            ProcessState::Stopped
+        );
+        assert_eq!(Stat::parse("12 (cut"), None);
+    }
+
+    #[test]
+    fn listening_sockets_are_read_from_proc() {
+        let v4 = "   0: 010D007F:9CBB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0";
+        assert_eq!(
+            parse_listen_line(v4),
+            Some("127.0.13.1:40123".parse().unwrap())
+        );
+        let established = v4.replace(" 0A ", " 01 ");
+        assert_eq!(parse_listen_line(&established), None);
+        let mapped = "   1: 0000000000000000FFFF0000010D007F:1F90 00000000000000000000000000000000:0000 0A 0 0 0";
+        assert_eq!(
+            parse_listen_line(mapped),
+            Some("[::ffff:127.0.13.1]:8080".parse().unwrap())
+        );
+        let listener = std::net::TcpListener::bind(("127.0.13.250", 0)).unwrap();
+        let SocketAddr::V4(address) = listener.local_addr().unwrap() else {
+            unreachable!()
+        };
+        assert!(listens_on(&listening_sockets(), address));
+        drop(listener);
+        assert!(!listens_on(&listening_sockets(), address));
+        let wildcard = [SocketAddr::from(([0, 0, 0, 0], 7000))];
+        assert!(listens_on(&wildcard, "127.0.13.9:7000".parse().unwrap()));
+        assert!(!listens_on(&wildcard, "127.0.13.9:7001".parse().unwrap()));
+    }
+
+    #[test]
+    fn end_terminates_stopped_processes_and_verifies() {
         let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("out.log");
-        let pid = spawn(
-            Path::new("/bin/sleep"),
-            &["300".to_string()],
-            dir.path(),
-            &log,
+        let process = sleeper(dir.path(), "300");
+        assert_eq!(process.state(), ProcessState::Running);
+        process.signal(libc::SIGSTOP);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process.state() != ProcessState::Stopped {
+            assert!(Instant::now() < deadline, "{}", describe_pid(process.pid));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let target = StopTarget {
+            process,
+            ports: Vec::new(),
+        };
+        end(
+            &[target],
+            Ending::Terminate {
+                grace: Duration::from_secs(5),
+            },
         )
         .unwrap();
-        // `sleep 300` does not mention the directory, so it must not count as ours.
-        assert!(!is_alive(pid, dir.path()));
-        let marker = Path::new("300");
-        assert!(is_alive(pid, marker));
-        signal(pid, libc::SIGSTOP);
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(state(pid, marker), ProcessState::Stopped);
-        stop_all(&[(pid, marker)], Duration::from_secs(5)).unwrap();
-        assert!(!is_alive(pid, marker));
-        std::thread::sleep(Duration::from_millis(200));
+        assert!(process.is_gone());
         assert_eq!(
-            exit_description(pid).as_deref(),
+            wait_exit_description(&process, Duration::from_secs(5)).as_deref(),
             Some("killed by signal 15")
         );
     }
 
     #[test]
-    fn a_spawned_process_is_recognised_at_once() {
-        // Without waiting for exec, about one spawn in seven read as gone right away.
+    fn a_node_keeps_no_descriptor_of_its_caller() {
         let dir = tempfile::tempdir().unwrap();
-        let marker = Path::new("271828");
-        let mut seen = Vec::new();
-        for _ in 0..60 {
-            let pid = spawn(
-                Path::new("/bin/sleep"),
-                &["271828".to_string()],
-                dir.path(),
-                &dir.path().join("out.log"),
-            )
-            .unwrap();
-            seen.push((pid, state(pid, marker)));
+        let held = dir.path().join("lock");
+        let file = File::create(&held).unwrap();
+        // dup(2) gives a descriptor without close-on-exec, as a caller's `flock 3>lock` would.
+        // SAFETY: dup of a descriptor this test owns; closed below.
+        let inherited = unsafe { libc::dup(std::os::fd::AsRawFd::as_raw_fd(&file)) };
+        assert!(inherited >= 3);
+        let process = sleeper(dir.path(), "300");
+        // Once the child has exec'd (its command line is there), its descriptors are final.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::fs::read(format!("/proc/{}/cmdline", process.pid)).map_or(true, |c| c.is_empty())
+        {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
         }
-        let processes: Vec<(i32, &Path)> = seen.iter().map(|(pid, _)| (*pid, marker)).collect();
-        stop_all(&processes, Duration::from_secs(5)).unwrap();
-        let missed: Vec<_> = seen
+        let open: Vec<PathBuf> = std::fs::read_dir(format!("/proc/{}/fd", process.pid))
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .collect();
+        // SAFETY: the descriptor dup'ed above.
+        unsafe { libc::close(inherited) };
+        let target = StopTarget {
+            process,
+            ports: Vec::new(),
+        };
+        end(&[target], Ending::Kill).unwrap();
+        assert!(
+            !open.contains(&held),
+            "the node inherited {held:?}: {open:?}"
+        );
+    }
+
+    #[test]
+    fn a_spawned_process_is_recognised_at_once() {
+        // Identity is the start time, which exec does not change: a child read before its exec
+        // (its command line still empty) is the same process.
+        let dir = tempfile::tempdir().unwrap();
+        let spawned: Vec<ProcessId> = (0..60).map(|_| sleeper(dir.path(), "271828")).collect();
+        let states: Vec<ProcessState> = spawned.iter().map(ProcessId::state).collect();
+        let targets: Vec<StopTarget> = spawned
             .iter()
-            .filter(|(_, state)| *state != ProcessState::Running)
+            .map(|&process| StopTarget {
+                process,
+                ports: Vec::new(),
+            })
+            .collect();
+        end(&targets, Ending::Kill).unwrap();
+        assert!(spawned.iter().all(ProcessId::is_gone));
+        let missed: Vec<_> = states
+            .iter()
+            .filter(|state| **state != ProcessState::Running)
             .collect();
         assert!(
             missed.is_empty(),
@@ -426,7 +696,7 @@ mod tests {
         // A process that never forks: a shell would fork its command, and for a moment that child
         // carries the shell's command line (and the marker) too.
         std::fs::write(&marker, "").unwrap();
-        let pid = spawn(
+        let process = spawn(
             Path::new("/usr/bin/tail"),
             &["-f".to_string(), marker.display().to_string()],
             dir.path(),
@@ -434,9 +704,18 @@ mod tests {
         )
         .unwrap();
         let cluster_marker = format!("{}/node", dir.path().display());
-        assert_eq!(find_by_marker(&cluster_marker), vec![pid]);
+        // tail may not have exec'd yet: its command line is there once it has.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while find_by_marker(&cluster_marker).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(find_by_marker(&cluster_marker), vec![process]);
         assert!(find_by_marker("/no/such/cluster/node").is_empty());
-        stop_all(&[(pid, &marker)], Duration::from_secs(5)).unwrap();
+        let target = StopTarget {
+            process,
+            ports: Vec::new(),
+        };
+        end(&[target], Ending::Kill).unwrap();
         assert!(find_by_marker(&cluster_marker).is_empty());
     }
 

@@ -1,6 +1,6 @@
 //! The cluster state file: one JSON document in the cluster's directory, rewritten after every change.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use crate::compat::SecurityManagerShim;
 use crate::error::{ClusterError, IoContext, Result};
 use crate::home::Home;
 use crate::jdk::Jdk;
-use crate::process::{self, ProcessState};
+use crate::process::{ProcessId, ProcessState, StopTarget};
 use crate::spec::ClusterSpec;
 
 pub const STATE_FILE: &str = "cluster.json";
@@ -38,6 +38,10 @@ pub struct NodeState {
     pub jmx_port: u16,
     /// The PID of the node's JVM while cqlbench believes it runs.
     pub pid: Option<i32>,
+    /// When that process started (clock ticks after boot), so a reused PID is never taken for the
+    /// node. Absent in state files of earlier versions: the PID is then identified by its command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start_ticks: Option<u64>,
     pub dir: PathBuf,
     pub system_log: PathBuf,
     pub stdout_log: PathBuf,
@@ -61,15 +65,48 @@ impl NodeState {
         SocketAddr::from((self.address, self.native_port))
     }
 
-    pub fn process_state(&self) -> ProcessState {
-        match self.pid {
-            Some(pid) => process::state(pid, &self.dir),
-            None => ProcessState::Gone,
+    /// The node's JVM, if cqlbench recorded one and it is still that process.
+    pub fn process(&self) -> Option<ProcessId> {
+        let pid = self.pid?;
+        match self.pid_start_ticks {
+            Some(start_ticks) => Some(ProcessId { pid, start_ticks }),
+            None => ProcessId::with_marker(pid, &self.dir.to_string_lossy()),
         }
     }
 
+    pub fn set_process(&mut self, process: Option<ProcessId>) {
+        self.pid = process.map(|p| p.pid);
+        self.pid_start_ticks = process.map(|p| p.start_ticks);
+    }
+
+    pub fn process_state(&self) -> ProcessState {
+        self.process()
+            .map_or(ProcessState::Gone, |process| process.state())
+    }
+
+    /// Whether the node's JVM is still there: running, paused, or exiting but not yet gone.
     pub fn is_running(&self) -> bool {
         self.process_state() != ProcessState::Gone
+    }
+
+    /// Where the node listens: CQL and storage on its address, JMX on loopback.
+    pub fn listen_addresses(&self) -> Vec<SocketAddrV4> {
+        let mut addresses = vec![
+            SocketAddrV4::new(self.address, self.native_port),
+            SocketAddrV4::new(self.address, self.storage_port),
+        ];
+        if self.jmx_port != 0 {
+            addresses.push(SocketAddrV4::new(Ipv4Addr::LOCALHOST, self.jmx_port));
+        }
+        addresses
+    }
+
+    /// What ending this node's JVM must wait for, if it has one.
+    pub fn stop_target(&self) -> Option<StopTarget> {
+        Some(StopTarget {
+            process: self.process()?,
+            ports: self.listen_addresses(),
+        })
     }
 }
 
@@ -133,6 +170,11 @@ impl ClusterState {
         self.nodes.iter().filter_map(|n| n.pid).collect()
     }
 
+    /// The node JVMs cqlbench recorded that are still those processes.
+    pub fn processes(&self) -> Vec<ProcessId> {
+        self.nodes.iter().filter_map(NodeState::process).collect()
+    }
+
     /// True when every node's process is alive (possibly paused).
     pub fn is_up(&self) -> bool {
         !self.nodes.is_empty() && self.nodes.iter().all(NodeState::is_running)
@@ -165,7 +207,7 @@ impl ClusterState {
     pub fn forget_dead_pids(&mut self) {
         for node in &mut self.nodes {
             if node.pid.is_some() && !node.is_running() {
-                node.pid = None;
+                node.set_process(None);
             }
         }
     }

@@ -299,7 +299,10 @@ enum Clock {
 pub struct Analyzer<'w> {
     lines: u64,
     unparsed_lines: u64,
-    events: u64,
+    /// Lines that state a GC fact: a collection, a pause, a safepoint, a concurrent phase, a heap
+    /// change, or the JVM's and collector's names. A file without one is not a GC log, whatever
+    /// else of it parses (a blank line, a `}`, a `1: …` can stand in any text, or in random bytes).
+    gc_events: u64,
     format: Option<Format>,
     version: Option<String>,
     collector: Option<String>,
@@ -341,7 +344,7 @@ impl<'w> Analyzer<'w> {
         Self {
             lines: 0,
             unparsed_lines: 0,
-            events: 0,
+            gc_events: 0,
             format: None,
             version: None,
             collector: None,
@@ -372,9 +375,14 @@ impl<'w> Analyzer<'w> {
         }
     }
 
-    /// Lines understood as GC log content so far (events and recognised chatter).
-    pub fn understood_events(&self) -> u64 {
-        self.events
+    /// Lines that state a GC fact so far (see `gc_events`): none means the input is not a GC log.
+    pub fn gc_events(&self) -> u64 {
+        self.gc_events
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
     }
 
     /// Notes a line's format and time; returns its time.
@@ -444,6 +452,9 @@ impl<'w> Analyzer<'w> {
         if !matches!(line.event, Event::Pause { .. } | Event::Other) {
             self.release_held_pause();
         }
+        if !matches!(line.event, Event::Other | Event::PauseContinued(_)) {
+            self.gc_events += 1;
+        }
         match line.event {
             Event::Pause {
                 kind,
@@ -452,7 +463,6 @@ impl<'w> Analyzer<'w> {
                 stamp_at,
                 gc_id,
             } => {
-                self.events += 1;
                 // A JDK 8 collection stamped inside another's open text is part of it.
                 if stamp_at != StampAt::Start || !self.inside_open_collection(kind) {
                     self.on_pause(PauseRecord {
@@ -467,11 +477,9 @@ impl<'w> Analyzer<'w> {
                 }
             }
             Event::PauseBegin { kind, progress } => {
-                self.events += 1;
                 self.begin_collection(kind, progress, time, line.stamp.epoch_ns);
             }
             Event::PauseContinued(piece) => {
-                self.events += 1;
                 self.continue_collection(piece);
             }
             Event::Safepoint {
@@ -479,11 +487,9 @@ impl<'w> Analyzer<'w> {
                 total_ns,
                 ttsp_ns,
             } => {
-                self.events += 1;
                 self.on_safepoint(operation, total_ns, ttsp_ns, time, line.stamp.epoch_ns);
             }
             Event::SafepointOperation(operation) => {
-                self.events += 1;
                 self.pending_operation = Some(operation.to_owned());
             }
             Event::Concurrent {
@@ -491,25 +497,18 @@ impl<'w> Analyzer<'w> {
                 heap,
                 stamp_at,
             } => {
-                self.events += 1;
                 self.on_concurrent(duration_ns, stamp_at, time);
                 if let Some(heap) = heap {
                     self.heap(heap, time);
                 }
             }
             Event::Heap(heap) => {
-                self.events += 1;
                 self.heap(heap, time);
             }
             Event::Collector(_) | Event::Version(_) | Event::Generational => {
-                self.events += 1;
                 self.note_jvm(&line.event);
             }
-            Event::Other => {
-                if !line.stamp.is_empty() {
-                    self.events += 1;
-                }
-            }
+            Event::Other => {}
         }
     }
 

@@ -27,21 +27,20 @@
 mod analysis;
 mod input;
 mod parse;
-mod parts;
 mod report;
+mod window;
 
 pub use analysis::{gc_operation_kind, Analyzer};
-pub use cqlbench_units::time::{format_iso8601, parse_iso8601};
-pub use input::{order_rotated_parts, Input};
+pub use input::{order_rotated_parts, parts_in_dir, rotated_parts, Input};
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
     StampAt,
 };
-pub use parts::{parts_in_dir, rotated_parts};
 pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
+pub use window::lines_in_window;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,7 +55,7 @@ pub enum GcLogError {
     },
     #[error("cannot write the timeline: {0}")]
     Timeline(#[source] std::io::Error),
-    #[error("no GC log content found in {what} ({lines} lines, none understood as a JDK 8 or JDK 9+ GC log)")]
+    #[error("no GC log format recognised in {what}: 0 of {lines} lines are GC events (a collection, pause, safepoint, concurrent phase or heap change of a JDK 8 or JDK 9+ log)")]
     NothingParseable { what: String, lines: u64 },
     #[error("no input: give at least one GC log file, or - for standard input")]
     NoInput,
@@ -110,16 +109,15 @@ pub fn analyze(
     if let Some(error) = analyzer.take_timeline_error() {
         return Err(GcLogError::Timeline(error));
     }
-    if analyzer.understood_events() == 0 {
+    if analyzer.gc_events() == 0 {
         let what = ordered
             .iter()
             .map(Input::display)
             .collect::<Vec<_>>()
             .join(", ");
-        let report = analyzer.finish();
         return Err(GcLogError::NothingParseable {
             what,
-            lines: report.lines,
+            lines: analyzer.lines(),
         });
     }
     Ok(analyzer.finish())

@@ -336,6 +336,17 @@ fn check_config(
     let version = spec
         .version()
         .map_err(|e| at.error(0..0, "cassandra", e.to_string()))?;
+    if version.is_3_11() {
+        // The rendered GC logging and collector options are JDK 9+'s; 3.11's images run JDK 8.
+        return Err(at.error(
+            line_of("cassandra"),
+            "cassandra",
+            format!(
+                "configuration {:?}: Cassandra {} runs on JDK 8, and k8s runs render JDK 9+ GC logging: use Cassandra 4.0 or newer on Kubernetes (3.11 runs locally with `cqlbench campaign`)",
+                config.name, version.raw
+            ),
+        ));
+    }
     // The operator's image for a Cassandra version decides the JDK; cqlbench cannot choose another there.
     let image_jdk = version.default_jdk();
     match &spec.jdk {

@@ -609,8 +609,9 @@ impl<'a> Reporter<'a> {
             - measure_start.saturating_duration_since(t).as_secs_f64()
     }
 
-    /// Writes the interval's rows: the warm-up's, and the measured phase's (or holds a measured row
-    /// that would be a fraction of a millisecond long for the next one).
+    /// Writes the interval's rows (see [`RowSpans`]): the warm-up's up to the measured start, and the
+    /// measured phase's (or holds a measured row that would be a fraction of a millisecond long for
+    /// the next one).
     fn write_rows(
         &mut self,
         interval: &mut IntervalRecorder,
@@ -619,38 +620,48 @@ impl<'a> Reporter<'a> {
         hiccup_max_ms: f64,
     ) -> Result<(), LoadError> {
         let measure_start = self.plan.measure_start;
-        let length = now.saturating_duration_since(self.last_tick);
+        let rows = RowSpans::at(
+            self.last_tick,
+            now,
+            measure_start,
+            self.measured_since,
+            finished,
+        );
         let warm = interval
             .warmup
             .iter()
             .any(|s| s.count + s.errors.total() + s.sent > 0);
-        if warm {
-            let scheduled = scheduled_in(&self.plan, self.last_tick, now.min(measure_start));
+        if let (Some((from, to)), true) = (rows.warmup, warm) {
+            let span = to.saturating_duration_since(from);
             self.files.write_interval(&Interval {
-                elapsed_s: self.since_measure_start(now),
-                length,
+                elapsed_s: self.since_measure_start(to),
+                length: span,
                 measured: false,
                 stats: &interval.warmup,
-                scheduled_ops_s: scheduled / length.as_secs_f64().max(1e-9),
+                scheduled_ops_s: scheduled_in(&self.plan, from, to) / span.as_secs_f64().max(1e-9),
                 hiccup_max_ms,
                 write_hlog: false,
             })?;
         }
-        let measured_length = now.saturating_duration_since(self.measured_since);
-        if now > measure_start && !finished && measured_length < MIN_FIRST_MEASURED_ROW {
-            self.held_measured = Some(std::mem::take(&mut interval.measured));
-        } else if now > measure_start {
-            self.files.write_interval(&Interval {
-                elapsed_s: self.since_measure_start(now),
-                length: measured_length,
-                measured: true,
-                stats: &interval.measured,
-                scheduled_ops_s: scheduled_in(&self.plan, self.measured_since, now)
-                    / measured_length.as_secs_f64().max(1e-9),
-                hiccup_max_ms,
-                write_hlog: true,
-            })?;
-            self.measured_since = now;
+        match rows.measured {
+            MeasuredRow::None => {}
+            MeasuredRow::Hold => {
+                self.held_measured = Some(std::mem::take(&mut interval.measured));
+            }
+            MeasuredRow::Write { from } => {
+                let measured_length = now.saturating_duration_since(from);
+                self.files.write_interval(&Interval {
+                    elapsed_s: self.since_measure_start(now),
+                    length: measured_length,
+                    measured: true,
+                    stats: &interval.measured,
+                    scheduled_ops_s: scheduled_in(&self.plan, from, now)
+                        / measured_length.as_secs_f64().max(1e-9),
+                    hiccup_max_ms,
+                    write_hlog: true,
+                })?;
+                self.measured_since = now;
+            }
         }
         Ok(())
     }
@@ -756,6 +767,52 @@ fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: [
 /// The shortest first measured row: a tick closer than this to the measured start holds its measured
 /// operations for the next row.
 const MIN_FIRST_MEASURED_ROW: Duration = Duration::from_millis(200);
+
+/// The interval rows one reporting moment (a tick, or the end) writes. An operation belongs to the
+/// phase it was scheduled in, and a row lies within its phase's time: the warm-up row covers the
+/// part of the interval before the measured start, so the tick that crosses the boundary closes the
+/// warm-up at the boundary; warm-up operations that complete later still count in the warm-up's
+/// totals (`warmup` in summary.json) but in no row, since no warm-up row comes after the boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowSpans {
+    /// `(from, to)` of the warm-up row, if the interval began before the measured start.
+    warmup: Option<(Instant, Instant)>,
+    measured: MeasuredRow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MeasuredRow {
+    /// Still in the warm-up.
+    None,
+    /// A moment after the measured start: its measured operations join the next row.
+    Hold,
+    /// The measured row from `from` (the last measured row's end, or the measured start) to now.
+    Write { from: Instant },
+}
+
+impl RowSpans {
+    fn at(
+        last_tick: Instant,
+        now: Instant,
+        measure_start: Instant,
+        measured_since: Instant,
+        finished: bool,
+    ) -> RowSpans {
+        let warmup = (last_tick < measure_start).then(|| (last_tick, now.min(measure_start)));
+        let measured = if now <= measure_start {
+            MeasuredRow::None
+        } else if !finished
+            && now.saturating_duration_since(measured_since) < MIN_FIRST_MEASURED_ROW
+        {
+            MeasuredRow::Hold
+        } else {
+            MeasuredRow::Write {
+                from: measured_since,
+            }
+        };
+        RowSpans { warmup, measured }
+    }
+}
 
 /// Operations the schedule (over all operation types) puts between `from` and `to` for this client.
 fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
@@ -1166,6 +1223,55 @@ mod tests {
     }
 
     const WINDOW: Duration = Duration::from_secs(10);
+
+    /// Replays the reporting moments of many runs — ticks a second apart, late by up to 300 ms, a
+    /// warm-up of any length, the end at any moment — and checks that the rows tile each phase's
+    /// time exactly: warm-up rows end at or before the measured start, measured rows start at or
+    /// after it, neither overlaps nor leaves a gap, and only the last measured row may be short.
+    #[test]
+    fn rows_never_cross_the_warmup_boundary() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(18);
+        let ms = Duration::from_millis;
+        for _ in 0..5000 {
+            let start = Instant::now();
+            let measure_start = start + ms(rng.random_range(0..4000));
+            let end = measure_start + ms(rng.random_range(1..5000));
+            let mut moments: Vec<Instant> = (1..)
+                .map(|k| start + Duration::from_secs(k) + ms(rng.random_range(0..300)))
+                .take_while(|t| *t < end)
+                .collect();
+            moments.push(end);
+            let (mut last_tick, mut measured_since) = (start, measure_start);
+            let (mut warmup_end, mut measured_end) = (start, measure_start);
+            for (i, &now) in moments.iter().enumerate() {
+                let finished = i + 1 == moments.len();
+                let rows = RowSpans::at(last_tick, now, measure_start, measured_since, finished);
+                if let Some((from, to)) = rows.warmup {
+                    assert_eq!(from, warmup_end, "a gap or overlap in the warm-up rows");
+                    assert!(to <= measure_start && from < to);
+                    warmup_end = to;
+                }
+                match rows.measured {
+                    MeasuredRow::None => assert!(now <= measure_start),
+                    MeasuredRow::Hold => assert!(!finished && now > measure_start),
+                    MeasuredRow::Write { from } => {
+                        assert_eq!(from, measured_end, "a gap or overlap in the measured rows");
+                        assert!(from >= measure_start && now > from);
+                        assert!(finished || now - from >= MIN_FIRST_MEASURED_ROW);
+                        measured_end = now;
+                        measured_since = now;
+                    }
+                }
+                last_tick = now;
+            }
+            assert_eq!(
+                warmup_end, measure_start,
+                "the warm-up rows end at the boundary"
+            );
+            assert_eq!(measured_end, end, "the measured rows reach the end");
+        }
+    }
 
     #[test]
     fn a_run_shorter_than_half_a_window_reports_the_window_it_has_with_its_last_stall() {

@@ -6,7 +6,7 @@ use crate::cells::{Campaign, Cell};
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
 use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
 use crate::server::{
-    gc_rows, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
+    gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
 };
 use crate::svg::{escape, line_chart, Chart, Series};
 use crate::tables::{format_entry, Table};
@@ -338,6 +338,9 @@ fn server_sections(campaign: &Campaign) -> String {
         &gc,
     );
     if !gc.is_empty() {
+        for line in not_offered(campaign) {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line)));
+        }
         out.push_str("<div class=\"charts\">\n");
         for chart in time_sampled_charts(campaign) {
             out.push_str(&line_chart(&chart));

@@ -16,6 +16,7 @@ mod server;
 mod svg;
 mod tables;
 mod tail;
+mod verdict;
 
 pub use cells::{discover, Campaign, Cell, RateKey};
 pub use compare::{compare_runs, format_comparison, Comparison, FigureDiff};
@@ -25,6 +26,7 @@ pub use merge::{merge_runs, MergeError, MergedRun};
 pub use server::{server_figures, ServerFigures};
 pub use tables::{seed_tables, Entry, Table};
 pub use tail::{node_stops, parse_timeline, tail_vs_gc, NodeStops, Stop, TailVsGc};
+pub use verdict::{verdict, ALIKE_BELOW};
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,9 @@
 //! slow operations.
 
 use cqlbench_gclog::Report;
-use cqlbench_results::{node_dirs, GcAnalysis, NodeFigures, FIGURES_FILE};
+use cqlbench_results::{
+    node_dirs, GcAnalysis, JvmFlags, NodeFigures, FIGURES_FILE, JVM_FLAGS_FILE,
+};
 
 use crate::cells::{Campaign, Cell};
 use crate::tail::{tail_vs_gc, TailVsGc};
@@ -206,6 +208,49 @@ fn tail_row(cell: &Cell, t: &TailVsGc) -> Vec<String> {
         percent(Some(t.gc_time_share)),
     ]);
     row
+}
+
+/// Per configuration whose cells lack some server figures in every cell (a Cassandra version or JDK
+/// that does not offer them, e.g. no flush lines in its log): one line naming the configuration, its
+/// Cassandra version and JDK (from the campaign's `jvm-flags.json`), and the figures it has none of.
+pub(crate) fn not_offered(campaign: &Campaign) -> Vec<String> {
+    let rows = gc_rows(campaign);
+    let mut lines = Vec::new();
+    for config in &campaign.configs {
+        let own: Vec<&Vec<String>> = rows.iter().filter(|r| &r[0] == config).collect();
+        if own.is_empty() {
+            continue;
+        }
+        let missing: Vec<&str> = (4..GC_HEADINGS.len())
+            .filter(|&i| own.iter().all(|r| r[i].is_empty()))
+            .map(|i| GC_HEADINGS[i])
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let software = campaign
+            .cells
+            .iter()
+            .find(|c| &c.config == config)
+            .and_then(|c| {
+                c.dir
+                    .ancestors()
+                    .find(|d| d.join(JVM_FLAGS_FILE).is_file())
+            })
+            .and_then(|d| JvmFlags::read(d).ok())
+            .map(|flags| {
+                format!(
+                    " (Cassandra {} on JDK {})",
+                    flags.spec.cassandra_version, flags.jdk.version
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!(
+            "{config}{software} offers none of: {}.",
+            missing.join(", ")
+        ));
+    }
+    lines
 }
 
 fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {

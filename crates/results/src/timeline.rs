@@ -26,8 +26,8 @@ pub fn parse(text: &str) -> Vec<TimelineStop> {
         .skip(1)
         .filter_map(|line| {
             let mut f = line.splitn(3, ',');
-            let start = cqlbench_gclog::parse_iso8601(f.next()?.as_bytes())?;
-            let end = cqlbench_gclog::parse_iso8601(f.next()?.as_bytes())?;
+            let start = cqlbench_units::time::parse_iso8601(f.next()?.as_bytes())?;
+            let end = cqlbench_units::time::parse_iso8601(f.next()?.as_bytes())?;
             let gc = match f.next()?.split_once(':') {
                 Some(("pause", _)) => true,
                 Some(("safepoint", op)) => cqlbench_gclog::gc_operation_kind(op).is_some(),

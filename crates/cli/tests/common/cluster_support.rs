@@ -121,18 +121,102 @@ impl Drop for ClusterGuard {
     }
 }
 
-/// Whether the process still exists and has not exited (an exited process awaiting its parent's
-/// reaping, state `Z`, no longer runs and holds no memory or ports).
+/// Whether a process with this PID exists and is not a zombie (for "it runs" checks; whether a
+/// node has *ended* is [`Proc::exited`], which also knows its start time).
 pub fn process_exists(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().next())
-                .unwrap_or("");
-            state != "Z" && state != "X"
+    read_stat(pid).is_some_and(|stat| !matches!(stat.state, 'Z' | 'X'))
+}
+
+/// The fields of `/proc/PID/stat` the tests judge a process by, read here independently of the
+/// product's own reader.
+#[derive(Debug, Clone, Copy)]
+pub struct StatFields {
+    pub state: char,
+    pub threads: u64,
+    pub start_ticks: u64,
+}
+
+pub fn read_stat(pid: i32) -> Option<StatFields> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some(StatFields {
+        state: fields.first()?.chars().next()?,
+        threads: fields.get(17)?.parse().ok()?,
+        start_ticks: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// A process as a test knows it: its PID and when it started, so a reused PID is not taken for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: i32,
+    pub start_ticks: u64,
+}
+
+impl Proc {
+    /// The process that runs as `pid` now.
+    pub fn of(pid: i32) -> Proc {
+        let stat = read_stat(pid).unwrap_or_else(|| panic!("no process {pid}"));
+        Proc {
+            pid,
+            start_ticks: stat.start_ticks,
         }
-        Err(_) => false,
+    }
+
+    /// The node's JVM as its state file records it.
+    pub fn of_node(node: &cqlbench_cluster::NodeState) -> Proc {
+        Proc {
+            pid: node.pid.expect("the node has a PID"),
+            start_ticks: node
+                .pid_start_ticks
+                .expect("the state records its start time"),
+        }
+    }
+
+    /// Ended: no entry, the PID now another process's, or a zombie leader left alone — every
+    /// other thread gone, and with them the process's sockets (a zombie leader with threads left
+    /// still holds them: measured for #18).
+    pub fn exited(&self) -> bool {
+        match read_stat(self.pid) {
+            None => true,
+            Some(stat) if stat.start_ticks != self.start_ticks => true,
+            Some(stat) => matches!(stat.state, 'Z' | 'X') && stat.threads <= 1,
+        }
+    }
+
+    /// What /proc shows, for failure messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "PID {} (started at {}): {:?}",
+            self.pid,
+            self.start_ticks,
+            read_stat(self.pid)
+        )
+    }
+}
+
+/// Whether `address:port` can be bound now, i.e. nothing listens on it.
+pub fn port_free(address: std::net::Ipv4Addr, port: u16) -> bool {
+    std::net::TcpListener::bind((address, port)).is_ok()
+}
+
+/// Asserts that the node's JVM has ended and its CQL, storage and JMX ports are free.
+pub fn assert_node_ended(node: &cqlbench_cluster::NodeState, proc: Proc, context: &str) {
+    assert!(
+        proc.exited(),
+        "{context}: the JVM has not ended: {}",
+        proc.describe()
+    );
+    for (address, port, what) in [
+        (node.address, node.native_port, "CQL"),
+        (node.address, node.storage_port, "storage"),
+        (std::net::Ipv4Addr::LOCALHOST, node.jmx_port, "JMX"),
+    ] {
+        assert!(
+            port_free(address, port),
+            "{context}: the {what} port {address}:{port} is still taken ({})",
+            proc.describe()
+        );
     }
 }
 
@@ -187,4 +271,21 @@ pub fn status_json(name: &str) -> serde_json::Value {
     let run = cqlbench(&["cluster", "status", "--name", name, "--json"]);
     assert!(run.ok(), "{}", run.stderr);
     serde_json::from_str(&run.stdout).expect("status --json is JSON")
+}
+
+/// `release_version` of `system.local`, as the cluster's first contact point reports it.
+pub fn release_version(state: &ClusterState) -> String {
+    let contact = state.cql_contact_points();
+    cqlbench_cluster::cql::block_on(async move {
+        session(&contact)
+            .await
+            .query_unpaged("SELECT release_version FROM system.local", &[])
+            .await
+            .expect("version")
+            .into_rows_result()
+            .expect("rows")
+            .single_row::<(String,)>()
+            .expect("row")
+            .0
+    })
 }
