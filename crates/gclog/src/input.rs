@@ -238,7 +238,13 @@ mod tests {
             .is_empty());
         assert_eq!(
             names(parts_in_dir(dir.path()).unwrap()),
-            ["gc.log", "gc.log.0", "gc.log.1.current", "gc.log.lock", "gcx.log.0"]
+            [
+                "gc.log",
+                "gc.log.0",
+                "gc.log.1.current",
+                "gc.log.lock",
+                "gcx.log.0"
+            ]
         );
     }
 

@@ -232,11 +232,7 @@ pub(crate) fn not_offered(campaign: &Campaign) -> Vec<String> {
             .cells
             .iter()
             .find(|c| &c.config == config)
-            .and_then(|c| {
-                c.dir
-                    .ancestors()
-                    .find(|d| d.join(JVM_FLAGS_FILE).is_file())
-            })
+            .and_then(|c| c.dir.ancestors().find(|d| d.join(JVM_FLAGS_FILE).is_file()))
             .and_then(|d| JvmFlags::read(d).ok())
             .map(|flags| {
                 format!(
