@@ -235,7 +235,7 @@ pub fn keep_gc_window(
     std::fs::write(&gc_path, &lines).map_err(write_error(&gc_path))?;
     let mut analysis = GcAnalysis::default();
     if lines.is_empty() {
-        notes.push("no GC log line in the window".to_string());
+        notes.push(cqlbench_results::NO_GC_LINES_NOTE.to_string());
     } else {
         let mut timeline = Vec::new();
         let inputs = [cqlbench_gclog::Input::from_arg(&gc_path)];
@@ -245,7 +245,7 @@ pub fn keep_gc_window(
                 std::fs::write(&path, &timeline).map_err(write_error(&path))?;
                 analysis.report = Some(report);
             }
-            Err(e) => notes.push(format!("GC analysis: {e}")),
+            Err(e) => notes.push(format!("{}{e}", cqlbench_results::GC_ANALYSIS_FAILED_NOTE)),
         }
     }
     analysis.write(dir)?;
@@ -399,6 +399,50 @@ mod tests {
         let shifted = unified_line_time("[2026-11-22T13:27:25.726+0100][6.972s]").unwrap();
         assert!((shifted - t).abs() < 1e-6);
         assert_eq!(unified_line_time("no stamp"), None);
+    }
+
+    /// Stamped lines that state no GC fact are not a GC log: the window's analysis is `null` and the
+    /// node's notes say why (the report shows that instead of zero pauses); a window without lines says
+    /// that instead.
+    #[test]
+    fn a_window_that_is_not_a_gc_log_is_noted_not_counted_as_zero_pauses() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("gc.log");
+        std::fs::write(
+            &log,
+            "[2026-11-22T12:27:25.726+0000] hello from another program\n\
+             [2026-11-22T12:27:26.000+0000] still not a collection\n",
+        )
+        .unwrap();
+        let window = |start: f64| Window {
+            start_unix_s: start,
+            end_unix_s: start + 10.0,
+        };
+        let node = dir.path().join("node1");
+        let mut notes = Vec::new();
+        let kept = keep_gc_window(&log, window(1_795_350_440.0), &node, &mut notes).unwrap();
+        assert_eq!(kept, 2);
+        assert_eq!(GcAnalysis::read(&node).unwrap().report, None);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with(cqlbench_results::GC_ANALYSIS_FAILED_NOTE));
+        assert!(
+            notes[0].contains("0 of 2 lines are GC events"),
+            "{}",
+            notes[0]
+        );
+        let figures = NodeFigures {
+            notes: notes.clone(),
+            ..NodeFigures::default()
+        };
+        assert_eq!(figures.gc_analysis_missing(), Some(notes[0].as_str()));
+
+        let mut notes = Vec::new();
+        let empty = dir.path().join("node2");
+        assert_eq!(
+            keep_gc_window(&log, window(0.0), &empty, &mut notes).unwrap(),
+            0
+        );
+        assert_eq!(notes, [cqlbench_results::NO_GC_LINES_NOTE]);
     }
 
     #[test]

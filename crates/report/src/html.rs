@@ -6,7 +6,8 @@ use crate::cells::{Campaign, Cell};
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
 use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
 use crate::server::{
-    gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
+    gc_missing_lines, gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS,
+    TAIL_HEADINGS,
 };
 use crate::svg::{escape, line_chart, Chart, Series};
 use crate::tables::{format_entry, Table};
@@ -338,7 +339,10 @@ fn server_sections(campaign: &Campaign) -> String {
         &gc,
     );
     if !gc.is_empty() {
-        for line in not_offered(campaign) {
+        for line in not_offered(campaign)
+            .into_iter()
+            .chain(gc_missing_lines(campaign))
+        {
             out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line)));
         }
         out.push_str("<div class=\"charts\">\n");

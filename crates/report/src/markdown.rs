@@ -2,7 +2,9 @@
 
 use crate::cells::Campaign;
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
-use crate::server::{gc_rows, not_offered, tail_rows, GC_HEADINGS, TAIL_HEADINGS};
+use crate::server::{
+    gc_missing_lines, gc_rows, not_offered, tail_rows, GC_HEADINGS, TAIL_HEADINGS,
+};
 use cqlbench_results::Percentiles;
 
 use crate::tables::{format_entry, format_figure, Table};
@@ -104,7 +106,10 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
             "\n## GC and server figures per cell\n\n{GC_NOTE}\n\n"
         ));
         markdown_table(&mut out, &strings(&GC_HEADINGS), &gc);
-        for line in not_offered(campaign) {
+        for line in not_offered(campaign)
+            .into_iter()
+            .chain(gc_missing_lines(campaign))
+        {
             out.push_str(&format!("\n{line}\n"));
         }
     }

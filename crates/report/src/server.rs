@@ -4,7 +4,7 @@
 
 use cqlbench_gclog::Report;
 use cqlbench_results::{
-    node_dirs, GcAnalysis, JvmFlags, NodeFigures, FIGURES_FILE, JVM_FLAGS_FILE,
+    node_dirs, GcAnalysis, JvmFlags, NodeFigures, FIGURES_FILE, JVM_FLAGS_FILE, NO_GC_LINES_NOTE,
 };
 
 use crate::cells::{Campaign, Cell};
@@ -12,14 +12,28 @@ use crate::tail::{tail_vs_gc, TailVsGc};
 
 /// One node's collected files (either may be missing or unreadable).
 struct NodeFiles {
+    /// The node's directory name in the cell (`node1`).
+    name: String,
     gc: Option<Report>,
     figures: Option<NodeFigures>,
+}
+
+impl NodeFiles {
+    /// Why the node has no GC analysis, when the campaign noted why.
+    fn gc_missing(&self) -> Option<String> {
+        let why = self.figures.as_ref()?.gc_analysis_missing()?;
+        self.gc.is_none().then(|| format!("{}: {why}", self.name))
+    }
 }
 
 fn node_files(cell: &Cell) -> Vec<NodeFiles> {
     node_dirs(&cell.dir, FIGURES_FILE)
         .into_iter()
         .map(|dir| NodeFiles {
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             gc: GcAnalysis::read(&dir).ok().and_then(|a| a.report),
             figures: NodeFigures::read(&dir).ok(),
         })
@@ -46,6 +60,9 @@ pub struct ServerFigures {
     pub cpu_ms_per_op: Option<f64>,
     pub gc_threads_cpu_share: Option<f64>,
     pub write_amplification: Option<f64>,
+    /// Nodes without a GC analysis and why (`node1: GC analysis: no GC log format recognised …`): a
+    /// cell whose GC log was not read says so rather than showing no pauses.
+    pub gc_missing: Vec<String>,
 }
 
 fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -103,7 +120,17 @@ pub fn server_figures(cell: &Cell) -> Option<ServerFigures> {
             .zip(flushed)
             .filter(|(_, f)| *f > 0.0)
             .map(|(c, f)| c / f),
+        gc_missing: nodes.iter().filter_map(NodeFiles::gc_missing).collect(),
     })
+}
+
+/// The pauses column: the count, or why there is none when no node's GC log was analysed.
+fn pauses_cell(s: &ServerFigures) -> String {
+    match (s.pauses, s.gc_missing.first()) {
+        (None, Some(why)) if why.contains(NO_GC_LINES_NOTE) => "no GC log line".to_string(),
+        (None, Some(_)) => "not analysed".to_string(),
+        (pauses, _) => number(pauses, 0),
+    }
 }
 
 fn number(value: Option<f64>, decimals: usize) -> String {
@@ -152,7 +179,7 @@ pub(crate) fn gc_rows(campaign: &Campaign) -> Vec<Vec<String>> {
             let mut row = cell_label(cell).to_vec();
             row.extend([
                 s.collector.clone().unwrap_or_default(),
-                number(s.pauses, 0),
+                pauses_cell(&s),
                 number(s.pause_total_ms, 1),
                 number(s.pause_max_ms, 2),
                 number(s.stopped_total_ms, 1),
@@ -249,6 +276,25 @@ pub(crate) fn not_offered(campaign: &Campaign) -> Vec<String> {
     lines
 }
 
+/// One line per cell with a node whose GC log was not analysed, saying which and why (shown under the
+/// GC table, where the cell's pauses say "not analysed").
+pub(crate) fn gc_missing_lines(campaign: &Campaign) -> Vec<String> {
+    cells_in_order(campaign)
+        .filter_map(|cell| {
+            let s = server_figures(cell)?;
+            (!s.gc_missing.is_empty()).then(|| {
+                let [config, rate, repeat] = cell_label(cell);
+                let repeat = if repeat.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (repeat {repeat})")
+                };
+                format!("{config} at {rate}{repeat}: {}.", s.gc_missing.join("; "))
+            })
+        })
+        .collect()
+}
+
 fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
     campaign.configs.iter().flat_map(move |config| {
         campaign
@@ -327,5 +373,52 @@ mod tests {
             ..cell
         })
         .is_none());
+    }
+
+    #[test]
+    fn a_cell_whose_gc_log_was_not_analysed_says_so_instead_of_no_pauses() {
+        let dir = tempfile::tempdir().unwrap();
+        let cell_dir = dir.path().join("G1").join("1000");
+        let why = "GC analysis: no GC log format recognised in gc.log: 0 of 9 lines are GC events";
+        node(
+            &cell_dir,
+            "node1",
+            Value::Null,
+            serde_json::json!({"collector": "G1", "notes": [why]}),
+        );
+        node(
+            &cell_dir,
+            "node2",
+            Value::Null,
+            serde_json::json!({"collector": "G1", "notes": ["no GC log line in the window"]}),
+        );
+        let cell = Cell {
+            config: "G1".into(),
+            rate: RateKey("1000".into()),
+            repeat: None,
+            dir: cell_dir,
+            summary: cqlbench_results::Summary::default(),
+        };
+        let campaign = Campaign {
+            dir: dir.path().to_path_buf(),
+            configs: vec!["G1".into()],
+            rates: vec![RateKey("1000".into())],
+            cells: vec![cell],
+        };
+        let rows = gc_rows(&campaign);
+        assert_eq!(rows[0][4], "not analysed");
+        let lines = gc_missing_lines(&campaign);
+        assert_eq!(
+            lines,
+            [format!(
+                "G1 at 1,000 ops/s: node1: {why}; node2: no GC log line in the window."
+            )]
+        );
+        let tables = crate::tables::seed_tables(&campaign);
+        let md = crate::markdown::markdown(&campaign, &tables);
+        assert!(
+            md.contains("not analysed") && md.contains(&lines[0]),
+            "{md}"
+        );
     }
 }

@@ -45,7 +45,8 @@ pub use campaign::{
 pub use error::ResultsError;
 pub use intervals::{IntervalRow, Intervals, INTERVALS_FILE, INTERVAL_COLUMNS};
 pub use node::{
-    node_dirs, GcAnalysis, NodeFigures, PodRecord, Window, FIGURES_FILE, GC_ANALYSIS_FILE, POD_FILE,
+    node_dirs, GcAnalysis, NodeFigures, PodRecord, Window, FIGURES_FILE, GC_ANALYSIS_FAILED_NOTE,
+    GC_ANALYSIS_FILE, NO_GC_LINES_NOTE, POD_FILE,
 };
 pub use slow_ops::{read_slow_ops, SlowOp, SLOW_OPS_FILE, SLOW_OP_COLUMNS};
 pub use summary::{

@@ -76,7 +76,22 @@ pub struct NodeFigures {
     pub notes: Vec<String>,
 }
 
+/// The start of a node's note that its window's GC log lines could not be analysed (the rest is the
+/// analysis' one-line error).
+pub const GC_ANALYSIS_FAILED_NOTE: &str = "GC analysis: ";
+/// A node's note that its GC log had no line in the cell's window.
+pub const NO_GC_LINES_NOTE: &str = "no GC log line in the window";
+
 impl NodeFigures {
+    /// Why this node's window has no GC analysis, when the campaign noted a reason: its GC log had no
+    /// line in the window, or the lines were not a GC log it could read.
+    pub fn gc_analysis_missing(&self) -> Option<&str> {
+        self.notes
+            .iter()
+            .find(|n| n.starts_with(GC_ANALYSIS_FAILED_NOTE) || n.as_str() == NO_GC_LINES_NOTE)
+            .map(String::as_str)
+    }
+
     /// The address without its port: `127.0.0.1:9042` → `127.0.0.1`.
     pub fn ip(&self) -> String {
         let address = self.address.as_str();
