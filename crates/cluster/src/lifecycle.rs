@@ -21,7 +21,7 @@ use crate::home::Home;
 use crate::jdk::{self, Jdk, JdkChoice};
 use crate::jvm::{self, NodeLaunch};
 use crate::process::{self, Ending, ProcessId, ProcessState, StopTarget};
-use crate::spec::{ClusterSpec, NATIVE_PORT, STORAGE_PORT};
+use crate::spec::{jmx_port, ClusterSpec, NATIVE_PORT, STORAGE_PORT};
 use crate::state::{ClusterState, NodeState};
 use crate::tokens;
 use crate::version::{CassandraVersion, Series};
@@ -262,22 +262,27 @@ pub fn describe_spec(spec: &ClusterSpec) -> String {
 /// A node that just crashed may hold its ports for a few seconds while its JVM tears down.
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
 
-/// Refuses a busy CQL or storage port. With `had_node`, the cluster ran a node on this address
-/// before, which may still be releasing its ports, so a busy port gets some time first.
+/// Refuses a busy CQL, storage or JMX port. With `had_node`, the cluster ran a node on this
+/// address before, which may still be releasing its ports, so a busy port gets some time first.
 fn check_ports_free(address: Ipv4Addr, had_node: bool) -> Result<()> {
-    for (port, what) in [(NATIVE_PORT, "CQL port"), (STORAGE_PORT, "storage port")] {
+    let ports = [
+        (address, NATIVE_PORT, "CQL port"),
+        (address, STORAGE_PORT, "storage port"),
+        (Ipv4Addr::LOCALHOST, jmx_port(address), "JMX port"),
+    ];
+    for (host, port, what) in ports {
         let wait = if had_node {
             PORT_RELEASE_WAIT
         } else {
             Duration::ZERO
         };
         let deadline = Instant::now() + wait;
-        while process::port_in_use(address, port) && Instant::now() < deadline {
+        while process::port_in_use(host, port) && Instant::now() < deadline {
             std::thread::sleep(POLL_INTERVAL);
         }
-        if process::port_in_use(address, port) {
+        if process::port_in_use(host, port) {
             return Err(ClusterError::PortInUse {
-                address: address.to_string(),
+                address: host.to_string(),
                 port,
                 what,
             });
@@ -294,7 +299,7 @@ fn plan_node(spec: &ClusterSpec, cluster_dir: &Path, index: usize) -> NodeState 
         address: spec.node_address(index),
         native_port: NATIVE_PORT,
         storage_port: STORAGE_PORT,
-        jmx_port: 0,
+        jmx_port: jmx_port(spec.node_address(index)),
         pid: None,
         pid_start_ticks: None,
         system_log: logs.join("system.log"),
@@ -358,7 +363,8 @@ impl Launcher<'_> {
             ));
         }
         jvm_opts.extend(self.spec.jvm_opts.iter().cloned());
-        node.jmx_port = process::free_loopback_port()?;
+        // Also for a state file written when the port was still the kernel's choice.
+        node.jmx_port = jmx_port(node.address);
         let jamm = self.distribution.jamm_jar()?;
         let classpath = match self.shim {
             Some(shim) => format!(

@@ -480,16 +480,6 @@ fn read_end(path: &Path, max: u64) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// A free TCP port on loopback, chosen by the kernel (for JMX, the one port Cassandra does not bind per IP).
-pub fn free_loopback_port() -> Result<u16> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .context(|| "finding a free loopback port".to_string())?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .context(|| "finding a free loopback port".to_string())
-}
-
 /// Whether something already listens on (or holds) `address:port`.
 pub fn port_in_use(address: std::net::Ipv4Addr, port: u16) -> bool {
     std::net::TcpListener::bind((address, port)).is_err()
