@@ -7,7 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
@@ -779,16 +779,48 @@ fn running_node(state: &ClusterState, index: usize) -> Result<StopTarget> {
         })
 }
 
-/// SIGSTOPs node `index`; with `duration`, SIGCONTs it again after that long (blocking meanwhile).
-pub fn pause_node(home: &Home, name: &str, index: usize, duration: Option<Duration>) -> Result<()> {
+/// How long a SIGSTOP may take to reach every thread of a node before `pause` fails (a thread
+/// finishes its system call first: microseconds when it runs, longer in uninterruptible I/O).
+const PAUSE_WAIT: Duration = Duration::from_secs(30);
+
+/// When a paused node was frozen: from `stopped` (every thread of its JVM seen stopped) until
+/// `continued` (just before SIGCONT was sent, with `--for`) the node surely ran no code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paused {
+    /// When SIGSTOP was sent.
+    pub signalled: SystemTime,
+    /// When every thread was seen in the stopped state.
+    pub stopped: SystemTime,
+    /// When SIGCONT was sent (with a duration).
+    pub continued: Option<SystemTime>,
+}
+
+/// SIGSTOPs node `index` and returns once every thread of its JVM is stopped; with `duration`,
+/// SIGCONTs it that long after that moment (blocking meanwhile).
+pub fn pause_node(
+    home: &Home,
+    name: &str,
+    index: usize,
+    duration: Option<Duration>,
+) -> Result<Paused> {
     let state = ClusterState::load_existing(home, name)?;
     let node = running_node(&state, index)?;
-    node.process.signal(libc::SIGSTOP);
-    if let Some(duration) = duration {
-        std::thread::sleep(duration);
+    let signalled = SystemTime::now();
+    let stopped = node.process.stop_all_threads(PAUSE_WAIT).inspect_err(|_| {
+        // Half stopped is no state to leave a node in.
         node.process.signal(libc::SIGCONT);
-    }
-    Ok(())
+    })?;
+    let continued = duration.map(|duration| {
+        std::thread::sleep(duration);
+        let continued = SystemTime::now();
+        node.process.signal(libc::SIGCONT);
+        continued
+    });
+    Ok(Paused {
+        signalled,
+        stopped,
+        continued,
+    })
 }
 
 /// SIGCONTs a paused node.

@@ -154,3 +154,28 @@ fn a_killed_or_stopped_jvm_is_gone_with_its_port_free_when_end_returns() {
             .unwrap_or_else(|e| panic!("round {round}: {address} not bindable: {e}"));
     }
 }
+
+#[test]
+fn a_stopped_jvm_has_every_thread_stopped_when_stop_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let _busy = Busy::start();
+    let (holder, _) = start_holder(dir.path(), 0);
+    let process = holder.0;
+    for round in 0..20 {
+        process
+            .stop_all_threads(Duration::from_secs(30))
+            .expect("stop returns Ok");
+        let states = thread_states(process.pid);
+        assert!(
+            states.len() > 60 && states.iter().all(|s| *s == 'T'),
+            "round {round}: threads not all stopped: {states:?}"
+        );
+        assert!(process.signal(libc::SIGCONT));
+        // Running again: the busy threads leave the stopped state.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while thread_states(process.pid).iter().all(|s| *s == 'T') {
+            assert!(Instant::now() < deadline, "round {round}: never resumed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
