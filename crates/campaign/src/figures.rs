@@ -271,7 +271,9 @@ pub fn gc_lines_in(gc_log: &Path, window: Window) -> String {
         let Ok(text) = std::fs::read_to_string(&part) else {
             continue;
         };
-        for line in text.lines() {
+        // A running JVM may be writing its last line: what follows the last newline is not whole.
+        let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        for line in whole.lines() {
             if unified_line_time(line).is_some_and(|t| window.contains(t)) {
                 out.push_str(line);
                 out.push('\n');
@@ -482,6 +484,21 @@ mod tests {
         let shifted = unified_line_time("[2026-11-22T13:27:25.726+0100][6.972s]").unwrap();
         assert!((shifted - t).abs() < 1e-6);
         assert_eq!(unified_line_time("no stamp"), None);
+    }
+
+    #[test]
+    fn a_line_still_being_written_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("gc.log");
+        let whole =
+            "[2026-11-22T12:27:25.726+0000][6.972s][info][gc] GC(1) Pause Young 10M->5M 3.1ms\n";
+        // The JVM has written the stamp of its next line but not the rest (nor the newline).
+        std::fs::write(&log, format!("{whole}[2026-11-22T12:27:26.001+0000][7.2")).unwrap();
+        let window = Window {
+            start_unix_s: 1_795_350_445.0,
+            end_unix_s: 1_795_350_447.0,
+        };
+        assert_eq!(gc_lines_in(&log, window), whole);
     }
 
     #[test]
