@@ -117,8 +117,8 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
             let _ = lines_tx.send(line);
         }
     });
-    // Interrupt while the node starts: once its JVM exists, freeze it, so that it cannot come to
-    // answer CQL before the interrupt lands (cqlbench's stop sends SIGCONT with SIGTERM).
+    // Interrupt once the node's JVM exists but before it answers CQL (it takes seconds to get
+    // there; the run goes on waiting for it, then stops it).
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut seen = Vec::new();
     let node = loop {
@@ -134,18 +134,13 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
             break *node;
         }
     };
-    assert!(
-        node.signal(libc::SIGSTOP),
-        "the node ended: {}",
-        node.describe()
-    );
     let cql = "127.0.0.1:9042".parse().unwrap();
     assert!(
         !cqlbench_cluster::process::listens_on(
             &cqlbench_cluster::process::listening_sockets(),
             cql
         ),
-        "the node listened for CQL before it was frozen: the run is past its start-up"
+        "the node listened for CQL before the interrupt: the run is past its start-up"
     );
     // SAFETY: signals the child this test spawned and has not reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
