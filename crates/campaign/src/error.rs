@@ -26,8 +26,19 @@ pub enum CampaignError {
     #[error(transparent)]
     Cluster(#[from] cqlbench_cluster::ClusterError),
 
+    /// The cluster a run started for itself failed.
+    #[error("the local cluster for the run: {0}")]
+    LocalCluster(cqlbench_cluster::ClusterError),
+
+    /// A run that cannot go on, in one line.
+    #[error("{0}")]
+    Run(String),
+
     #[error(transparent)]
     Load(#[from] cqlbench_load::LoadError),
+
+    #[error(transparent)]
+    Results(#[from] cqlbench_results::ResultsError),
 
     #[error("the report: {0}")]
     Report(#[from] cqlbench_report::ReportError),

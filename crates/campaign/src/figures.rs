@@ -7,38 +7,18 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use cqlbench_cluster::NodeState;
-use serde::Serialize;
-
-/// A time window in seconds since the epoch (the clock of the GC log decorators).
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Window {
-    pub start_unix_s: f64,
-    pub end_unix_s: f64,
-}
-
-impl Window {
-    pub fn contains(&self, t: f64) -> bool {
-        t >= self.start_unix_s && t <= self.end_unix_s
-    }
-    pub fn length_s(&self) -> f64 {
-        self.end_unix_s - self.start_unix_s
-    }
-}
-
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
+use cqlbench_results::{GcAnalysis, NodeFigures, ResultsError, Window};
+use cqlbench_units::time::{parse_iso8601, unix_now};
 
 // ---- CPU from /proc ----
 
 /// Names (`/proc/<pid>/task/*/comm`, at most 15 bytes) of HotSpot's collector threads: parallel
-/// workers (`GC Thread#N`), G1's refinement and marking threads, Shenandoah's and ZGC's workers
-/// and drivers, CMS's threads. The `VM Thread`, which runs safepoint operations, is counted apart.
+/// workers (`GC Thread#N`; JDK 8's `Gang worker#N (Parallel GC Threads)`), G1's refinement and
+/// marking threads, Shenandoah's and ZGC's workers and drivers, CMS's threads (JDK 8's
+/// `Concurrent Mark-Sweep GC Thread`). The `VM Thread`, which runs safepoint operations, is counted apart.
 const GC_THREAD_PREFIXES: &[&str] = &[
     "GC Thread",
     "G1 ",
@@ -52,6 +32,8 @@ const GC_THREAD_PREFIXES: &[&str] = &[
     "ZRelocat",
     "CMS ",
     "Conc#",
+    "Gang worker",
+    "Concurrent Mark",
 ];
 
 /// One reading of a JVM's CPU, in seconds.
@@ -172,7 +154,7 @@ impl Drop for CpuSampler {
 }
 
 /// CPU seconds of one node over a window.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct NodeCpu {
     pub process_s: f64,
     pub gc_threads_s: f64,
@@ -210,77 +192,64 @@ fn cpu_over(samples: &[CpuReading], window: Window) -> Option<NodeCpu> {
 /// since the epoch.
 pub fn unified_line_time(line: &str) -> Option<f64> {
     let stamp = line.strip_prefix('[')?.split(']').next()?;
-    let (date, rest) = stamp.split_once('T')?;
-    let zone_at = rest.rfind(['+', '-'])?;
-    let (clock, zone) = rest.split_at(zone_at);
-    let seconds = civil_seconds(date, clock.replace(',', ".").as_str())?;
-    let sign = if zone.starts_with('-') { -1.0 } else { 1.0 };
-    let zone = &zone[1..];
-    let offset =
-        zone.get(0..2)?.parse::<f64>().ok()? * 3600.0 + zone.get(2..4)?.parse::<f64>().ok()? * 60.0;
-    Some(seconds - sign * offset)
+    Some(parse_iso8601(stamp.replace(',', ".").as_bytes())? as f64 / 1e9)
 }
 
-/// `2026-11-22` and `12:27:25.726` (UTC) to seconds since the epoch.
-fn civil_seconds(date: &str, clock: &str) -> Option<f64> {
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
-    let mut c = clock.split(':');
-    let (hour, minute) = (
-        c.next()?.parse::<f64>().ok()?,
-        c.next()?.parse::<f64>().ok()?,
-    );
-    let second = c.next()?.parse::<f64>().ok()?;
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + hour * 3600.0 + minute * 60.0 + second)
-}
-
-/// The node's GC log parts, oldest first (`gc.log.N` rotations, then `gc.log`).
-fn gc_log_parts(gc_log: &Path) -> Vec<std::path::PathBuf> {
-    let mut parts: Vec<(u64, std::path::PathBuf)> = Vec::new();
-    if let (Some(dir), Some(name)) = (gc_log.parent(), gc_log.file_name()) {
-        let name = name.to_string_lossy().to_string();
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let file = entry.file_name().to_string_lossy().to_string();
-            if let Some(n) = file
-                .strip_prefix(&format!("{name}."))
-                .and_then(|n| n.parse::<u64>().ok())
-            {
-                parts.push((n, entry.path()));
-            }
-        }
-    }
-    // HotSpot rotates by a counter that wraps; order the parts by modification time instead.
-    parts.sort_by_key(|(_, p)| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    let mut ordered: Vec<_> = parts.into_iter().map(|(_, p)| p).collect();
-    ordered.push(gc_log.to_path_buf());
-    ordered
-}
-
-/// The lines of the node's GC log stamped within the window (a line is stamped when its event ends).
+/// The lines of the node's GC log (every rotated part) whose events fall within the window: unified
+/// lines by their stamp (written when the event ends), JDK 8 records whole (see
+/// [`cqlbench_gclog::lines_in_window`]).
 pub fn gc_lines_in(gc_log: &Path, window: Window) -> String {
     let mut out = String::new();
-    for part in gc_log_parts(gc_log) {
-        let Ok(text) = std::fs::read_to_string(&part) else {
-            continue;
-        };
-        // A running JVM may be writing its last line: what follows the last newline is not whole.
-        let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
-        for line in whole.lines() {
-            if unified_line_time(line).is_some_and(|t| window.contains(t)) {
-                out.push_str(line);
-                out.push('\n');
+    let parts = cqlbench_gclog::rotated_parts(gc_log).unwrap_or_default();
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    // An unreadable part leaves what was read: the analysis then says what it saw.
+    let _ = cqlbench_gclog::lines_in_window(
+        &parts,
+        ns(window.start_unix_s),
+        ns(window.end_unix_s),
+        &mut out,
+    );
+    out
+}
+
+/// Keeps a node's GC log of one cell's window in `dir`: `gc.log` (the window's lines), their analysis
+/// (`gc-analysis.json`, `null` without lines) and `timeline.csv` (every pause and safepoint with its
+/// wall-clock start and end: what the client's slow operations are lined up against). Returns the
+/// number of lines; what could not be analysed is said in `notes`.
+pub fn keep_gc_window(
+    gc_log: &Path,
+    window: Window,
+    dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<usize, ResultsError> {
+    std::fs::create_dir_all(dir).map_err(|source| ResultsError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let lines = gc_lines_in(gc_log, window);
+    let gc_path = dir.join("gc.log");
+    let write_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ResultsError::Write { path, source }
+    };
+    std::fs::write(&gc_path, &lines).map_err(write_error(&gc_path))?;
+    let mut analysis = GcAnalysis::default();
+    if lines.is_empty() {
+        notes.push(cqlbench_results::NO_GC_LINES_NOTE.to_string());
+    } else {
+        let mut timeline = Vec::new();
+        let inputs = [cqlbench_gclog::Input::from_arg(&gc_path)];
+        match cqlbench_gclog::analyze(&inputs, Some(&mut timeline), &mut |_| {}) {
+            Ok(report) => {
+                let path = dir.join(cqlbench_results::timeline::TIMELINE_FILE);
+                std::fs::write(&path, &timeline).map_err(write_error(&path))?;
+                analysis.report = Some(report);
             }
+            Err(e) => notes.push(format!("{}{e}", cqlbench_results::GC_ANALYSIS_FAILED_NOTE)),
         }
     }
-    out
+    analysis.write(dir)?;
+    Ok(lines.lines().count())
 }
 
 // ---- write amplification ----
@@ -291,7 +260,8 @@ fn system_log_time(line: &str) -> Option<f64> {
     let after_thread = &line[line.find("] ")? + 2..];
     let mut words = after_thread.split_whitespace();
     let (date, clock) = (words.next()?, words.next()?);
-    civil_seconds(date, &clock.replace(',', "."))
+    let stamp = format!("{date}T{}", clock.replace(',', "."));
+    Some(parse_iso8601(stamp.as_bytes())? as f64 / 1e9)
 }
 
 /// `(6.292MiB)` → bytes.
@@ -367,36 +337,8 @@ pub fn compacted_bytes(address: SocketAddr, keyspace: &str, window: Window) -> R
     })
 }
 
-/// Everything measured on one node for one cell (`node<i>/figures.json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeFigures {
-    pub node: usize,
-    pub address: String,
-    pub pid: Option<i32>,
-    /// The collector the live JVM reported at start-up (`jcmd VM.flags`): a window's GC log lines
-    /// rarely include the `Using …` line that names it.
-    pub collector: Option<String>,
-    pub window: Window,
-    /// CPU seconds of the whole JVM process over the window.
-    pub process_cpu_s: Option<f64>,
-    /// Process CPU per successful operation of the cell (all nodes' operations: each node's
-    /// share of the cluster's work is not known to the client), in milliseconds.
-    pub cpu_ms_per_op: Option<f64>,
-    pub gc_threads_cpu_s: Option<f64>,
-    /// GC threads' CPU / process CPU.
-    pub gc_threads_cpu_share: Option<f64>,
-    /// CPU of the `VM Thread` (safepoint operations, including GC's serial parts).
-    pub vm_thread_cpu_s: Option<f64>,
-    pub gc_log_lines: usize,
-    pub flushed_bytes: f64,
-    pub compacted_bytes: Option<f64>,
-    /// compacted / flushed; `null` when nothing was flushed in the window or the history was unreadable.
-    pub write_amplification: Option<f64>,
-    pub notes: Vec<String>,
-}
-
-/// Collects one node's figures and writes `gc.log` (the window's lines), `gc-analysis.json` and
-/// `figures.json` into `dir`.
+/// Collects one node's figures and writes `gc.log` (the window's lines), `gc-analysis.json`,
+/// `timeline.csv` and `figures.json` into `dir`.
 pub fn collect_node(
     node: &NodeState,
     keyspace: &str,
@@ -404,32 +346,9 @@ pub fn collect_node(
     cpu: Option<NodeCpu>,
     successful_ops: u64,
     dir: &Path,
-) -> std::io::Result<NodeFigures> {
-    std::fs::create_dir_all(dir)?;
+) -> Result<NodeFigures, ResultsError> {
     let mut notes = Vec::new();
-    let lines = gc_lines_in(&node.gc_log, window);
-    let gc_path = dir.join("gc.log");
-    std::fs::write(&gc_path, &lines)?;
-    let analysis = if lines.is_empty() {
-        notes.push("no GC log line in the window".to_string());
-        serde_json::Value::Null
-    } else {
-        let mut timeline = Vec::new();
-        let inputs = [cqlbench_gclog::Input::from_arg(&gc_path)];
-        match cqlbench_gclog::analyze(&inputs, Some(&mut timeline), &mut |_| {}) {
-            Ok(report) => {
-                // Every pause and safepoint with its wall-clock start and end: what the client's
-                // slow operations are lined up against.
-                std::fs::write(dir.join("timeline.csv"), &timeline)?;
-                serde_json::to_value(&report).unwrap_or(serde_json::Value::Null)
-            }
-            Err(e) => {
-                notes.push(format!("GC analysis: {e}"));
-                serde_json::Value::Null
-            }
-        }
-    };
-    write_json(&dir.join("gc-analysis.json"), &analysis)?;
+    let gc_log_lines = keep_gc_window(&node.gc_log, window, dir, &mut notes)?;
     let flushed = flushed_bytes(&node.system_log, keyspace, window);
     let compacted = match compacted_bytes(node.cql_address(), keyspace, window) {
         Ok(bytes) => Some(bytes),
@@ -442,6 +361,7 @@ pub fn collect_node(
         notes.push("no CPU readings of the process over the window".to_string());
     }
     let figures = NodeFigures {
+        version: cqlbench_results::FORMAT_VERSION,
         node: node.index,
         address: node.address.to_string(),
         pid: node.pid,
@@ -456,19 +376,14 @@ pub fn collect_node(
             .filter(|c| c.process_s > 0.0)
             .map(|c| c.gc_threads_s / c.process_s),
         vm_thread_cpu_s: cpu.map(|c| c.vm_thread_s),
-        gc_log_lines: lines.lines().count(),
+        gc_log_lines,
         flushed_bytes: flushed,
         compacted_bytes: compacted,
         write_amplification: compacted.filter(|_| flushed > 0.0).map(|c| c / flushed),
         notes,
     };
-    write_json(&dir.join("figures.json"), &figures)?;
+    figures.write(dir)?;
     Ok(figures)
-}
-
-pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    std::fs::write(path, text + "\n")
 }
 
 #[cfg(test)]
@@ -484,6 +399,50 @@ mod tests {
         let shifted = unified_line_time("[2026-11-22T13:27:25.726+0100][6.972s]").unwrap();
         assert!((shifted - t).abs() < 1e-6);
         assert_eq!(unified_line_time("no stamp"), None);
+    }
+
+    /// Stamped lines that state no GC fact are not a GC log: the window's analysis is `null` and the
+    /// node's notes say why (the report shows that instead of zero pauses); a window without lines says
+    /// that instead.
+    #[test]
+    fn a_window_that_is_not_a_gc_log_is_noted_not_counted_as_zero_pauses() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("gc.log");
+        std::fs::write(
+            &log,
+            "[2026-11-22T12:27:25.726+0000] hello from another program\n\
+             [2026-11-22T12:27:26.000+0000] still not a collection\n",
+        )
+        .unwrap();
+        let window = |start: f64| Window {
+            start_unix_s: start,
+            end_unix_s: start + 10.0,
+        };
+        let node = dir.path().join("node1");
+        let mut notes = Vec::new();
+        let kept = keep_gc_window(&log, window(1_795_350_440.0), &node, &mut notes).unwrap();
+        assert_eq!(kept, 2);
+        assert_eq!(GcAnalysis::read(&node).unwrap().report, None);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with(cqlbench_results::GC_ANALYSIS_FAILED_NOTE));
+        assert!(
+            notes[0].contains("0 of 2 lines are GC events"),
+            "{}",
+            notes[0]
+        );
+        let figures = NodeFigures {
+            notes: notes.clone(),
+            ..NodeFigures::default()
+        };
+        assert_eq!(figures.gc_analysis_missing(), Some(notes[0].as_str()));
+
+        let mut notes = Vec::new();
+        let empty = dir.path().join("node2");
+        assert_eq!(
+            keep_gc_window(&log, window(0.0), &empty, &mut notes).unwrap(),
+            0
+        );
+        assert_eq!(notes, [cqlbench_results::NO_GC_LINES_NOTE]);
     }
 
     #[test]

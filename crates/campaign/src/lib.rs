@@ -22,10 +22,13 @@ mod environment;
 mod error;
 pub mod figures;
 pub mod matrix;
+pub mod one_run;
 pub mod plan;
 mod runner;
+mod slo;
 pub mod tables;
 
 pub use error::CampaignError;
 pub use plan::{load_plan, parse_plan, parse_plan_with_k8s, ConfigPlan, LoadPlan, Plan, RateMode};
-pub use runner::{meets_slo, next_cell, run, slo_capacity, Outcome, PLAN_FILE};
+pub use runner::{next_cell, run, Outcome, PLAN_FILE};
+pub use slo::{meets_slo, slo_capacity};

@@ -376,19 +376,10 @@ fn pick<'a, T>(
     config.as_ref().or(cluster.as_ref())
 }
 
-fn check_config(
-    at: &Locator,
-    cluster: &RawCluster,
-    config: &Spanned<RawConfig>,
-    number: usize,
-) -> Result<ConfigPlan, CampaignError> {
-    let raw = config.get_ref();
-    let name = raw.name.get_ref().trim().to_string();
-    if name.is_empty() {
-        return Err(at.error(raw.name.span(), "name", "a configuration needs a name"));
-    }
-    let dir_name: String = name
-        .chars()
+/// A configuration's directory name: its name with every character but letters, digits, '.', '_'
+/// and '-' replaced by '-'.
+fn dir_name_of(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
                 c
@@ -396,8 +387,16 @@ fn check_config(
                 '-'
             }
         })
-        .collect();
-    let (jvm, shared) = (&jvm_of!(raw), &jvm_of!(cluster));
+        .collect()
+}
+
+/// The `[cluster]` table's layout for configuration `number`: its cluster's name, nodes, addresses,
+/// tokens and start timeout.
+fn cluster_layout(
+    at: &Locator,
+    cluster: &RawCluster,
+    number: usize,
+) -> Result<ClusterSpec, CampaignError> {
     let mut spec = ClusterSpec::default();
     let prefix = cluster
         .name
@@ -427,20 +426,16 @@ fn check_config(
             .map_err(|e| at.error(timeout.span(), "start-timeout", e.to_string()))?;
         spec.start_timeout_secs = parsed.as_secs().max(1);
     }
-    if let Some(version) = pick(&jvm.cassandra, &shared.cassandra) {
-        spec.cassandra_version = version.get_ref().clone();
-    }
-    if let Some(jdk) = pick(&jvm.jdk, &shared.jdk) {
-        spec.jdk = match jdk.get_ref() {
-            JdkValue::Major(major) => JdkChoice::Major(*major),
-            JdkValue::Text(text) => {
-                JdkChoice::parse(text).map_err(|e| at.error(jdk.span(), "jdk", e.to_string()))?
-            }
-        };
-    }
-    if let Some(force) = pick(&jvm.force_jdk, &shared.force_jdk) {
-        spec.force_jdk = *force.get_ref();
-    }
+    Ok(spec)
+}
+
+/// The collector and its profile, each from the configuration or else the cluster.
+fn apply_collector(
+    at: &Locator,
+    spec: &mut ClusterSpec,
+    jvm: &RawJvm,
+    shared: &RawJvm,
+) -> Result<(), CampaignError> {
     if let Some(gc) = pick(&jvm.gc, &shared.gc) {
         spec.gc = Gc::parse(gc.get_ref()).map_err(|_| {
             at.error(
@@ -466,6 +461,32 @@ fn check_config(
             )
         })?;
     }
+    Ok(())
+}
+
+/// The JVM of a configuration (Cassandra version, JDK, collector, threads, heap, options): each
+/// value from the configuration, or else from the cluster.
+fn apply_jvm(
+    at: &Locator,
+    spec: &mut ClusterSpec,
+    jvm: &RawJvm,
+    shared: &RawJvm,
+) -> Result<(), CampaignError> {
+    if let Some(version) = pick(&jvm.cassandra, &shared.cassandra) {
+        spec.cassandra_version = version.get_ref().clone();
+    }
+    if let Some(jdk) = pick(&jvm.jdk, &shared.jdk) {
+        spec.jdk = match jdk.get_ref() {
+            JdkValue::Major(major) => JdkChoice::Major(*major),
+            JdkValue::Text(text) => {
+                JdkChoice::parse(text).map_err(|e| at.error(jdk.span(), "jdk", e.to_string()))?
+            }
+        };
+    }
+    if let Some(force) = pick(&jvm.force_jdk, &shared.force_jdk) {
+        spec.force_jdk = *force.get_ref();
+    }
+    apply_collector(at, spec, jvm, shared)?;
     if let Some(threads) = pick(&jvm.gc_threads, &shared.gc_threads) {
         spec.gc_threads = Some(*threads.get_ref());
     }
@@ -477,6 +498,23 @@ fn check_config(
     for opts in [&shared.jvm_opts, &jvm.jvm_opts].into_iter().flatten() {
         spec.jvm_opts.extend(opts.get_ref().iter().cloned());
     }
+    Ok(())
+}
+
+fn check_config(
+    at: &Locator,
+    cluster: &RawCluster,
+    config: &Spanned<RawConfig>,
+    number: usize,
+) -> Result<ConfigPlan, CampaignError> {
+    let raw = config.get_ref();
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return Err(at.error(raw.name.span(), "name", "a configuration needs a name"));
+    }
+    let (jvm, shared) = (&jvm_of!(raw), &jvm_of!(cluster));
+    let mut spec = cluster_layout(at, cluster, number)?;
+    apply_jvm(at, &mut spec, jvm, shared)?;
     cqlbench_cluster::check_spec(&spec).map_err(|error| {
         let key = key_of_cluster_error(&error);
         let span = span_of_key(key, jvm, shared, cluster).unwrap_or_else(|| config.span());
@@ -487,8 +525,8 @@ fn check_config(
         )
     })?;
     Ok(ConfigPlan {
+        dir_name: dir_name_of(&name),
         name,
-        dir_name,
         spec,
     })
 }
@@ -521,7 +559,7 @@ fn default_cluster_prefix(plan_path: &str) -> String {
 fn key_of_cluster_error(error: &ClusterError) -> &'static str {
     let text = error.to_string();
     match error {
-        ClusterError::UnsupportedPair { .. } => "jdk",
+        ClusterError::UnsupportedPair { .. } | ClusterError::ImpossiblePair(_) => "jdk",
         ClusterError::UnsupportedVersion(_) => "cassandra",
         ClusterError::NoJdkAtPath(_) => "jdk",
         _ => [
@@ -546,6 +584,7 @@ fn plan_words(message: &str) -> String {
     message
         .replace("pass --force-jdk", "set force-jdk = true")
         .replace("(e.g. --jdk ", "(e.g. jdk = ")
+        .replace("use --jdk ", "use jdk = ")
 }
 
 fn span_of_key(
@@ -849,6 +888,44 @@ duration = "30m"
             options.populate, 0,
             "cells never populate; the configuration did once"
         );
+    }
+
+    #[test]
+    fn jdk8_rows_per_configuration_and_their_refusals() {
+        let plan = parse_plan(
+            "p.toml",
+            &GOOD.replacen(
+                "name = \"G1 jdk17\"\ngc = \"g1\"",
+                "name = \"CMS jdk8 3.11\"\ncassandra = \"3.11.19\"\njdk = 8\ngc = \"cms\"",
+                1,
+            ),
+        )
+        .unwrap();
+        assert_eq!(plan.configs[0].spec.cassandra_version, "3.11.19");
+        assert_eq!(plan.configs[0].spec.jdk, JdkChoice::Major(8));
+        assert_eq!(plan.configs[1].spec.cassandra_version, "5.0.9");
+        // 3.11 on JDK 11, Shenandoah on JDK 8: one line naming the line and key, in plan words.
+        let error = error_of(&GOOD.replacen(
+            "gc = \"g1\"",
+            "gc = \"g1\"\ncassandra = \"3.11.19\"\njdk = 11\nforce-jdk = true",
+            1,
+        ));
+        assert!(
+            error.contains("line 9, `jdk`")
+                && error.contains("runs only on JDK 8")
+                && error.contains("use jdk = 8"),
+            "{error}"
+        );
+        let error = error_of(&GOOD.replacen(
+            "gc = \"shenandoah\"",
+            "gc = \"shenandoah\"\njdk = 8\ncassandra = \"4.0.19\"",
+            1,
+        ));
+        assert!(
+            error.contains("line 11, `gc`") && error.contains("upstream JDK 8 has neither"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
     }
 
     /// Each bad plan gives one line naming the key and the line it is on.

@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cqlbench_cluster::{ClusterState, Home};
-use serde_json::Value;
+use cqlbench_results::{
+    ConfigRecord, JvmFlags, NodeFlags, RunStatus, Window, FORMAT_VERSION, SUMMARY_FILE,
+};
 
 use crate::error::{CampaignError, IoContext};
-use crate::figures::{self, CpuSampler, Window};
+use crate::figures::{self, CpuSampler};
 use crate::matrix::{self, Cell, CellRate};
 use crate::plan::{Plan, RateMode};
+use crate::slo::{meets_slo, read_summary};
 
 /// The copy of the plan a campaign directory belongs to.
 pub const PLAN_FILE: &str = "plan.toml";
@@ -152,11 +155,8 @@ fn prepare_directory(plan: &Plan, dir: &Path, home: &Home) -> Result<(), Campaig
         Err(_) => std::fs::write(&plan_copy, &plan.source)
             .context(|| format!("writing {}", plan_copy.display()))?,
     }
-    let environment = dir.join("environment.json");
-    if !environment.exists() {
-        let record = crate::environment::record(plan, dir, home);
-        figures::write_json(&environment, &record)
-            .context(|| format!("writing {}", environment.display()))?;
+    if !dir.join(cqlbench_results::ENVIRONMENT_FILE).exists() {
+        crate::environment::record(plan, dir, home).write(dir)?;
     }
     // Cells that were being built when a previous run died.
     for config in &plan.configs {
@@ -176,12 +176,7 @@ fn prepare_directory(plan: &Plan, dir: &Path, home: &Home) -> Result<(), Campaig
 }
 
 fn is_finished(cell_dir: &Path) -> bool {
-    cell_dir.join("summary.json").is_file()
-}
-
-fn read_summary(cell_dir: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(cell_dir.join("summary.json")).ok()?;
-    serde_json::from_str(&text).ok()
+    cell_dir.join(SUMMARY_FILE).is_file()
 }
 
 /// Finished cells of a configuration (not its `populate` run, nor anything else in its directory).
@@ -241,38 +236,6 @@ pub fn next_cell(plan: &Plan, config: usize, dir: &Path) -> Result<Option<Cell>,
     }
 }
 
-/// A probe passes when the run completed at its rate with nothing failed, and the p99 of reads and
-/// of writes (those that ran) stayed within the bound.
-pub fn meets_slo(summary: &Value, p99_ms: f64) -> bool {
-    let kept = summary["rate_kept"].as_bool() == Some(true) && summary["status"] == "complete";
-    let within = ["read", "write"].iter().all(|op| {
-        let stats = &summary["ops"][op];
-        stats["count"].as_u64().unwrap_or(0) == 0
-            || stats["latency_ms"]["p99"]
-                .as_f64()
-                .is_some_and(|p| p <= p99_ms)
-    });
-    kept && within
-}
-
-/// The highest passing probe of an SLO search (`None` when none passed).
-pub fn slo_capacity(plan: &Plan, config: usize, dir: &Path) -> Option<f64> {
-    let RateMode::Slo { p99_ms, .. } = plan.load.mode else {
-        return None;
-    };
-    let config_dir = dir.join(&plan.configs[config].dir_name);
-    std::fs::read_dir(config_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let rate = e.file_name().to_string_lossy().parse::<f64>().ok()?;
-            let summary = read_summary(&e.path())?;
-            meets_slo(&summary, p99_ms).then_some(rate)
-        })
-        .reduce(f64::max)
-}
-
 /// The rate a cell runs at (`None` = unthrottled).
 fn cell_rate(plan: &Plan, cell: &Cell, dir: &Path) -> Result<Option<f64>, CampaignError> {
     Ok(match cell.rate {
@@ -286,7 +249,7 @@ fn cell_rate(plan: &Plan, cell: &Cell, dir: &Path) -> Result<Option<f64>, Campai
             }
             .dir(plan, dir);
             let max = read_summary(&max_dir)
-                .and_then(|s| s["achieved_rate"].as_f64())
+                .map(|s| s.achieved_rate)
                 .filter(|r| *r > 0.0)
                 .ok_or_else(|| {
                     CampaignError::Directory(format!(
@@ -312,12 +275,8 @@ fn run_config(
         .context(|| format!("creating {}", config_dir.display()))?;
     write_jvm_flags(state, &config_dir)?;
     // The report labels the configuration's rows with its name from the plan.
-    let path = config_dir.join("config.json");
-    let record = serde_json::json!({
-        "name": plan.configs[config].name,
-        "spec": plan.configs[config].spec,
-    });
-    figures::write_json(&path, &record).context(|| format!("writing {}", path.display()))?;
+    let config_plan = &plan.configs[config];
+    ConfigRecord::new(&config_plan.name, &config_plan.spec).write(&config_dir)?;
     let hosts: Vec<String> = state
         .cql_contact_points()
         .iter()
@@ -339,28 +298,26 @@ fn run_config(
 /// The JVM flags every node really runs with (from `jcmd VM.flags`, recorded by `cluster up`), and
 /// the Security Manager shim when the nodes run with it (as `cluster status` shows it; `null` without).
 fn write_jvm_flags(state: &ClusterState, config_dir: &Path) -> Result<(), CampaignError> {
-    let nodes: Vec<Value> = state
+    let nodes = state
         .nodes
         .iter()
-        .map(|n| {
-            serde_json::json!({
-                "node": n.index,
-                "address": n.address.to_string(),
-                "effective_collector": n.effective_collector,
-                "effective_jvm_flags": n.effective_jvm_flags,
-                "jvm_args": n.jvm_args,
-            })
+        .map(|n| NodeFlags {
+            node: n.index,
+            address: n.address.to_string(),
+            effective_collector: n.effective_collector.clone(),
+            effective_jvm_flags: n.effective_jvm_flags.clone(),
+            jvm_args: n.jvm_args.clone(),
         })
         .collect();
-    let record = serde_json::json!({
-        "cluster": state.name,
-        "spec": state.spec,
-        "jdk": state.jdk,
-        "security_manager_shim": state.security_manager_shim,
-        "nodes": nodes,
-    });
-    let path = config_dir.join("jvm-flags.json");
-    figures::write_json(&path, &record).context(|| format!("writing {}", path.display()))
+    let record = JvmFlags {
+        version: FORMAT_VERSION,
+        cluster: state.name.clone(),
+        spec: state.spec.clone(),
+        jdk: state.jdk.clone(),
+        security_manager_shim: state.security_manager_shim.clone(),
+        nodes,
+    };
+    Ok(record.write(config_dir)?)
 }
 
 /// Writes the plan's `--populate` rows once into the fresh cluster (results in `<config>/populate`).
@@ -375,7 +332,7 @@ fn populate(
     progress(&format!("populating {} rows", plan.load.populate));
     let options = plan.load.populate_options(hosts, &out)?;
     let result = cqlbench_load::run(&options, &mut |line| progress(&format!("  {line}")))?;
-    if result.summary.status == "interrupted" || cqlbench_cluster::interrupt::received() {
+    if result.summary.status == RunStatus::Interrupted || cqlbench_cluster::interrupt::received() {
         return Err(CampaignError::Interrupted);
     }
     Ok(())
@@ -439,15 +396,14 @@ fn run_cell(
     // Let the last readings cover the window's end.
     std::thread::sleep(Duration::from_millis(1100));
     let cpu = sampler.finish(window);
-    if summary.status == "interrupted" || cqlbench_cluster::interrupt::received() {
+    if summary.status == RunStatus::Interrupted || cqlbench_cluster::interrupt::received() {
         let _ = std::fs::remove_dir_all(&partial);
         return Err(CampaignError::Interrupted);
     }
-    let successful: u64 = summary.ops.values().map(|o| o.count).sum();
+    let successful = summary.successful_ops();
     for (node, cpu) in state.nodes.iter().zip(cpu) {
         let node_dir = partial.join(format!("node{}", node.index));
-        figures::collect_node(node, &options.keyspace, window, cpu, successful, &node_dir)
-            .context(|| format!("writing {}", node_dir.display()))?;
+        figures::collect_node(node, &options.keyspace, window, cpu, successful, &node_dir)?;
     }
     if let Some(parent) = final_dir.parent() {
         std::fs::create_dir_all(parent).context(|| format!("creating {}", parent.display()))?;
@@ -462,7 +418,7 @@ fn run_cell(
     progress(&format!(
         "{place} done: {:.0} ops/s achieved{} -> {}",
         summary.achieved_rate,
-        if summary.status == "complete" {
+        if summary.status == RunStatus::Complete {
             String::new()
         } else {
             format!(" (status {})", summary.status)
@@ -476,6 +432,13 @@ fn run_cell(
 mod tests {
     use super::*;
     use crate::plan::parse_plan;
+    use crate::slo::slo_capacity;
+    use serde_json::Value;
+
+    /// The SLO verdict of a summary given as JSON.
+    fn passes(summary: &Value, p99_ms: f64) -> bool {
+        meets_slo(&serde_json::from_value(summary.clone()).unwrap(), p99_ms)
+    }
 
     const BASE: &str =
         "[[config]]\nname = \"G1\"\n[load]\nworkload = \"KeyValue\"\nduration = \"10s\"\n";
@@ -521,9 +484,9 @@ mod tests {
     fn a_probe_with_failures_or_a_missed_rate_does_not_pass() {
         let mut failed = probe_summary(1.0);
         failed["rate_kept"] = Value::Bool(false);
-        assert!(!meets_slo(&failed, 10.0));
-        assert!(meets_slo(&probe_summary(10.0), 10.0));
-        assert!(!meets_slo(&probe_summary(10.5), 10.0));
+        assert!(!passes(&failed, 10.0));
+        assert!(passes(&probe_summary(10.0), 10.0));
+        assert!(!passes(&probe_summary(10.5), 10.0));
     }
 
     fn cluster_state(

@@ -74,10 +74,86 @@ fn impossible_gc_combinations_say_why() {
     assert_nothing_fetched(home.path());
 }
 
+/// Nothing of JDK 8 (installed from Debian's packages) may appear either.
+fn assert_no_jdk_installed(home: &Path) {
+    assert!(!home.join("jdks").exists(), "a JDK was installed");
+}
+
+#[test]
+fn cassandra_311_runs_on_jdk8_only_even_when_forced() {
+    let home = empty_home();
+    for jdk in ["11", "17", "21", "25"] {
+        for force in [false, true] {
+            let mut args = vec!["--cassandra", "3.11.19", "--jdk", jdk];
+            if force {
+                args.push("--force-jdk");
+            }
+            up_in(home.path(), &args).assert_one_line_error(&[
+                "Cassandra 3.11.19 runs only on JDK 8",
+                &format!("not on JDK {jdk}"),
+                "--jdk 8",
+            ]);
+        }
+    }
+    // A JDK directory of another major is refused the same way (the machine's JDK 17).
+    let jdk17 = cqlbench_cluster::jdk::discover(&cqlbench_cluster::Home::new(home.path()))
+        .into_iter()
+        .find(|j| j.major == 17)
+        .expect("the machine has a JDK 17");
+    up_in(
+        home.path(),
+        &["--cassandra", "3.11.2", "--jdk", path_str(&jdk17.home)],
+    )
+    .assert_one_line_error(&["Cassandra 3.11.2 runs only on JDK 8", "not on JDK 17"]);
+    assert_nothing_fetched(home.path());
+    assert_no_jdk_installed(home.path());
+}
+
+#[test]
+fn jdk8_has_neither_shenandoah_nor_zgc_and_cms_ends_at_jdk14() {
+    let home = empty_home();
+    for (version, gc) in [
+        ("3.11.19", "shenandoah"),
+        ("3.11.19", "zgc"),
+        ("4.0.19", "shenandoah"),
+        ("4.1.10", "zgc"),
+    ] {
+        up_in(
+            home.path(),
+            &["--cassandra", version, "--jdk", "8", "--gc", gc],
+        )
+        .assert_one_line_error(&[
+            &format!("--gc {gc} cannot run on JDK 8"),
+            "upstream JDK 8 has neither Shenandoah nor ZGC",
+        ]);
+    }
+    for (version, jdk) in [("5.0.9", "17"), ("4.0.19", "17"), ("6.0-alpha2", "21")] {
+        up_in(
+            home.path(),
+            &[
+                "--cassandra",
+                version,
+                "--jdk",
+                jdk,
+                "--gc",
+                "cms",
+                "--force-jdk",
+            ],
+        )
+        .assert_one_line_error(&[
+            "--gc cms cannot run on JDK",
+            "removed in JDK 14",
+            "--jdk 8",
+        ]);
+    }
+    assert_nothing_fetched(home.path());
+    assert_no_jdk_installed(home.path());
+}
+
 #[test]
 fn bad_versions_names_and_addresses_are_refused() {
     let home = empty_home();
-    up_in(home.path(), &["--cassandra", "3.11.6"]).assert_one_line_error(&["3.11.6", "4.0.x"]);
+    up_in(home.path(), &["--cassandra", "3.0.29"]).assert_one_line_error(&["3.0.29", "3.11.x"]);
     cqlbench_with(
         &["cluster", "up", "--name", "../escape"],
         &[("CQLBENCH_HOME", path_str(home.path()))],

@@ -114,8 +114,10 @@ fn measured_seconds(out: &Path) -> Vec<Second> {
         second.errors += row.get("errors");
         second.timeout += row.get("timeout");
         second.other += row.get("other");
-        second.failed_p99_ms = second.failed_p99_ms.max(row.get("failed_p99_ms"));
-        second.failed_max_ms = second.failed_max_ms.max(row.get("failed_max_ms"));
+        // A row without failures has no failure latency ("–").
+        let failed = |column: &str| row.value(column).unwrap_or(0.0);
+        second.failed_p99_ms = second.failed_p99_ms.max(failed("failed_p99_ms"));
+        second.failed_max_ms = second.failed_max_ms.max(failed("failed_max_ms"));
         second.hiccup_max_ms = row.get("client_hiccup_max_ms");
     }
     seconds

@@ -19,8 +19,7 @@ use crate::home::{FileLock, Home};
 use crate::jdk::{self, Jdk};
 use crate::version::{CassandraVersion, Series};
 
-/// From this JDK on, a Security Manager can no longer be installed (JEP 486).
-pub const NO_SECURITY_MANAGER_FROM: u32 = 24;
+pub use crate::jdk::NO_SECURITY_MANAGER_FROM;
 
 /// The Cassandra class the shim replaces.
 pub const REPLACED_CLASS: &str = "org.apache.cassandra.security.ThreadAwareSecurityManager";

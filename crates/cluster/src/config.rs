@@ -68,13 +68,22 @@ commitlog_sync: periodic
         seeds = config
             .seeds
             .iter()
-            .map(|seed| format!("{seed}:{}", config.storage_port))
+            // 3.11 reads a seed as a bare address (every node has the same storage_port).
+            .map(|seed| if config.version.is_3_11() {
+                seed.to_string()
+            } else {
+                format!("{seed}:{}", config.storage_port)
+            })
             .collect::<Vec<_>>()
             .join(","),
         address = config.address,
         storage_port = config.storage_port,
         native_port = config.native_port,
     );
+    if config.version.is_3_11() {
+        // 3.11 starts a Thrift server unless told not to; the load speaks CQL only.
+        yaml.push_str("start_rpc: false\n");
+    }
     yaml.push_str(if old_keys {
         "commitlog_sync_period_in_ms: 10000\n"
     } else {
@@ -109,8 +118,15 @@ pub fn rackdc_properties(placement: &Placement) -> String {
     )
 }
 
-/// A plain file appender: system.log in the node's log directory, INFO and up.
-pub fn logback_xml(log_dir: &Path) -> String {
+/// A plain file appender: system.log in the node's log directory, INFO and up. 3.11 logs its
+/// flushes (`Completed flushing … (6.292MiB)`, what write amplification is computed from) at DEBUG,
+/// where 4.0+ log them at INFO: for 3.11 that one logger is let through at DEBUG.
+pub fn logback_xml(log_dir: &Path, version: &CassandraVersion) -> String {
+    let flushes = if version.is_3_11() {
+        "  <logger name=\"org.apache.cassandra.db.Memtable\" level=\"DEBUG\" />\n"
+    } else {
+        ""
+    };
     format!(
         r#"<configuration scan="false">
   <appender name="SYSTEMLOG" class="ch.qos.logback.core.FileAppender">
@@ -119,7 +135,7 @@ pub fn logback_xml(log_dir: &Path) -> String {
       <pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern>
     </encoder>
   </appender>
-  <root level="INFO">
+{flushes}  <root level="INFO">
     <appender-ref ref="SYSTEMLOG" />
   </root>
 </configuration>
@@ -155,6 +171,17 @@ mod tests {
         assert!(yaml.contains("memtable_heap_space_in_mb: 64\n"));
         assert!(yaml.contains("key_cache_size_in_mb: 10\n"));
         assert!(!yaml.contains("commitlog_sync_period: "));
+    }
+
+    #[test]
+    fn cassandra_3_11_gets_old_keys_bare_seeds_and_no_thrift_server() {
+        let yaml = render("3.11.19", true);
+        assert!(yaml.contains("commitlog_sync_period_in_ms: 10000\n"));
+        assert!(yaml.contains("memtable_heap_space_in_mb: 64\n"));
+        assert!(yaml.contains("      - seeds: \"127.0.1.1\"\n"), "{yaml}");
+        assert!(yaml.contains("start_rpc: false\n"));
+        assert!(yaml.contains("start_native_transport: true\n"));
+        assert!(!render("4.0.19", false).contains("start_rpc"));
     }
 
     #[test]

@@ -104,6 +104,21 @@ pub fn ensure(
 }
 
 fn pom(version: &CassandraVersion) -> String {
+    let dependencies: String = version
+        .artifacts()
+        .iter()
+        .map(|artifact| {
+            format!(
+                r#"    <dependency>
+      <groupId>org.apache.cassandra</groupId>
+      <artifactId>{artifact}</artifactId>
+      <version>{}</version>
+    </dependency>
+"#,
+                version.raw
+            )
+        })
+        .collect();
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -113,15 +128,9 @@ fn pom(version: &CassandraVersion) -> String {
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency>
-      <groupId>org.apache.cassandra</groupId>
-      <artifactId>cassandra-all</artifactId>
-      <version>{}</version>
-    </dependency>
-  </dependencies>
+{dependencies}  </dependencies>
 </project>
-"#,
-        version.raw
+"#
     )
 }
 
@@ -258,6 +267,20 @@ mod tests {
             matches!(err, ClusterError::VersionNotOnMavenCentral { .. }),
             "{err}"
         );
+    }
+
+    #[test]
+    fn cassandra_3_11_fetches_thrift_beside_all() {
+        let text = pom(&v("3.11.19"));
+        for artifact in ["cassandra-all", "cassandra-thrift"] {
+            assert!(
+                text.contains(&format!(
+                    "<artifactId>{artifact}</artifactId>\n      <version>3.11.19</version>"
+                )),
+                "{text}"
+            );
+        }
+        assert!(!pom(&v("5.0.9")).contains("cassandra-thrift"));
     }
 
     #[test]

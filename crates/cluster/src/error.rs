@@ -6,7 +6,7 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum ClusterError {
-    #[error("unsupported Cassandra version {0:?}: cqlbench runs 4.0.x, 4.1.x, 5.0.x and 6.0.x (e.g. 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2)")]
+    #[error("unsupported Cassandra version {0:?}: cqlbench runs 3.11.x, 4.0.x, 4.1.x, 5.0.x and 6.0.x (e.g. 3.11.19, 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2)")]
     UnsupportedVersion(String),
 
     #[error("Cassandra {cassandra} is not supported on JDK {jdk}{why}: use {working} (e.g. --jdk {suggestion}), or pass --force-jdk to try anyway")]
@@ -21,6 +21,10 @@ pub enum ClusterError {
 
     #[error("{0}")]
     ImpossibleGc(String),
+
+    /// A Cassandra/JDK pair that cannot start at all (`--force-jdk` does not help).
+    #[error("{0}")]
+    ImpossiblePair(String),
 
     #[error("Cassandra {cassandra} on JDK {jdk} needs cqlbench's Security Manager shim, which could not be built: {detail}")]
     ShimFailed {
@@ -43,7 +47,7 @@ pub enum ClusterError {
     #[error("mvn was not found on PATH: cqlbench fetches Cassandra's jars with Maven (install it, e.g. `apt-get install maven`)")]
     MvnMissing,
 
-    #[error("Cassandra {version} is not on Maven Central (no org.apache.cassandra:cassandra-all:{version}); known good: 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2")]
+    #[error("Cassandra {version} is not on Maven Central (no org.apache.cassandra:cassandra-all:{version}); known good: 3.11.19, 4.0.19, 4.1.10, 5.0.9, 6.0-alpha2")]
     VersionNotOnMavenCentral { version: String },
 
     #[error("mvn could not download Cassandra {version} (offline or no network?): {detail}")]
@@ -64,7 +68,7 @@ pub enum ClusterError {
     #[error("--jdk {0}: no JDK there (expected a JDK directory containing bin/java)")]
     NoJdkAtPath(PathBuf),
 
-    #[error("installing JDK {major} with pip failed: {detail}")]
+    #[error("installing JDK {major} failed: {detail}")]
     JdkInstallFailed { major: u32, detail: String },
 
     #[error("{address}:{port} is already in use ({what}); stop whatever listens there or choose another --base-ip")]

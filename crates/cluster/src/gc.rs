@@ -58,6 +58,18 @@ impl Gc {
             })
     }
 
+    /// The collector's name as the JVM's GC log states it at start-up (`[gc] Using G1`, `Using The Z
+    /// Garbage Collector`, …): what proves which collector a remote JVM really runs.
+    pub fn jvm_log_name(self) -> &'static str {
+        match self {
+            Gc::G1 => "G1",
+            Gc::Zgc | Gc::ZgcGenerational => "The Z Garbage Collector",
+            Gc::Shenandoah | Gc::ShenandoahGenerational => "Shenandoah",
+            Gc::Cms => "Concurrent Mark Sweep",
+            Gc::Parallel => "Parallel",
+        }
+    }
+
     /// The `-XX:+Use…` flag the live JVM reports when this collector runs.
     pub fn use_flag(self) -> &'static str {
         match self {
@@ -238,7 +250,7 @@ pub fn check(settings: &GcSettings, jdk_major: u32) -> Result<()> {
     match settings.gc {
         Gc::Cms if jdk_major >= 14 => {
             return refuse(format!(
-                "--gc cms cannot run on JDK {jdk_major}: CMS was removed in JDK 14 (use --jdk 11 with Cassandra 4.0/4.1, or --gc g1)"
+                "--gc cms cannot run on JDK {jdk_major}: CMS was removed in JDK 14 (use --jdk 8 with Cassandra 3.11/4.0/4.1, --jdk 11 with 4.0/4.1, or --gc g1)"
             ))
         }
         Gc::ZgcGenerational if jdk_major < 21 => {
@@ -251,9 +263,10 @@ pub fn check(settings: &GcSettings, jdk_major: u32) -> Result<()> {
                 "--gc shenandoah-generational cannot run on JDK {jdk_major}: generational Shenandoah is a product feature from JDK 25 on (use --jdk 25, or --gc shenandoah)"
             ))
         }
-        Gc::Zgc if jdk_major < 11 => {
+        Gc::Zgc | Gc::Shenandoah if jdk_major < 11 => {
             return refuse(format!(
-                "--gc zgc cannot run on JDK {jdk_major}: ZGC needs JDK 11 or newer"
+                "--gc {} cannot run on JDK {jdk_major}: upstream JDK 8 has neither Shenandoah nor ZGC (seed 000's \"Shenandoah jdk8\" ran a separate Shenandoah build of JDK 8, which no package registry ships); use --gc cms or --gc g1 on JDK 8, or JDK 11+ with Cassandra 4.0+",
+                settings.gc
             ))
         }
         Gc::Zgc if jdk_major >= 24 => {
@@ -487,6 +500,34 @@ mod tests {
             ..settings(Gc::G1, 1, None)
         };
         assert!(render(&tiny, 17).unwrap_err().to_string().contains("256M"));
+    }
+
+    #[test]
+    fn jdk8_has_cms_with_parnew_and_g1_but_no_concurrent_collectors() {
+        let cms = render(&settings(Gc::Cms, 1, Some(2)), 8).unwrap();
+        assert_eq!(&cms[..2], ["-XX:+UseParNewGC", "-XX:+UseConcMarkSweepGC"]);
+        assert!(render(&settings(Gc::G1, 1, None), 8).is_ok());
+        for gc in [Gc::Shenandoah, Gc::Zgc] {
+            let why = render(&settings(gc, 1, None), 8).unwrap_err().to_string();
+            assert!(
+                why.contains(&format!("--gc {gc} cannot run on JDK 8"))
+                    && why.contains("upstream JDK 8 has neither Shenandoah nor ZGC"),
+                "{why}"
+            );
+            assert!(!why.contains('\n'));
+        }
+        for gc in [Gc::ZgcGenerational, Gc::ShenandoahGenerational] {
+            assert!(render(&settings(gc, 1, None), 8).is_err(), "{gc}");
+        }
+        for jdk in [14, 17, 21, 25] {
+            let why = render(&settings(Gc::Cms, 1, None), jdk)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                why.contains("removed in JDK 14") && why.contains("--jdk 8"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

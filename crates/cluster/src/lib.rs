@@ -14,6 +14,7 @@
 pub mod compat;
 pub mod config;
 pub mod cql;
+pub mod debian_jdk;
 pub mod distribution;
 pub mod error;
 pub mod gc;

@@ -97,6 +97,7 @@ pub fn up(home: &Home, spec: &ClusterSpec, progress: &mut dyn FnMut(&str)) -> Re
     }
     let jdk = jdk::resolve(home, &spec.jdk, wanted_major, progress)?;
     let distribution = distribution::ensure(home, &version, progress)?;
+    version.check_possible(jdk.major)?;
     if !spec.force_jdk {
         version.check_jdk(jdk.major)?;
     }
@@ -174,6 +175,7 @@ pub(crate) fn precheck(spec: &ClusterSpec) -> Result<(CassandraVersion, u32)> {
     spec.validate()?;
     let version = spec.version()?;
     let wanted_major = wanted_jdk_major(spec, &version)?;
+    version.check_possible(wanted_major)?;
     if !spec.force_jdk {
         version.check_jdk(wanted_major)?;
     }
@@ -350,7 +352,10 @@ impl Launcher<'_> {
             key_cache_mib: self.spec.key_cache_mib(),
         });
         write(&conf.join("cassandra.yaml"), &yaml)?;
-        write(&conf.join("logback.xml"), &config::logback_xml(&logs))?;
+        write(
+            &conf.join("logback.xml"),
+            &config::logback_xml(&logs, self.version),
+        )?;
         // GossipingPropertyFileSnitch reads the node's datacenter and rack from this file; the
         // property points each JVM at its own copy (no conf/ directory is on the classpath).
         let mut jvm_opts = Vec::new();
@@ -919,7 +924,10 @@ pub struct NodeStatus {
 pub struct ClusterStatus {
     pub name: String,
     pub cassandra_version: String,
+    /// The JDK's full version, e.g. `1.8.0_504` or `17.0.15`.
     pub jdk: String,
+    /// Its major version (8 for `1.8.0_504`).
+    pub jdk_major: u32,
     pub gc: String,
     pub heap: String,
     pub dir: PathBuf,
@@ -981,6 +989,7 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
         name: state.name.clone(),
         cassandra_version: state.spec.cassandra_version.clone(),
         jdk: state.jdk.version.clone(),
+        jdk_major: state.jdk.major,
         gc: state.spec.gc.to_string(),
         heap: cqlbench_units::format_jvm_size(state.spec.heap_bytes),
         dir: state.dir.clone(),

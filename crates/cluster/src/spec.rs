@@ -310,7 +310,7 @@ mod tests {
                 ..ClusterSpec::default()
             },
             ClusterSpec {
-                cassandra_version: "3.11.6".into(),
+                cassandra_version: "3.0.29".into(),
                 ..ClusterSpec::default()
             },
         ];

@@ -7,6 +7,8 @@ use crate::error::{ClusterError, Result};
 /// The release series decides configuration key names, JVM module flags and supported JDKs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Series {
+    /// 3.11.x: JDK 8 only, Thrift classes in a jar of their own, the old configuration key names.
+    V3_11,
     V4_0,
     V4_1,
     V5_0,
@@ -37,6 +39,7 @@ impl CassandraVersion {
             return Err(unsupported());
         }
         let series = match (major, minor) {
+            ("3", "11") => Series::V3_11,
             ("4", "0") => Series::V4_0,
             ("4", "1") => Series::V4_1,
             ("5", "0") => Series::V5_0,
@@ -50,10 +53,12 @@ impl CassandraVersion {
     }
 
     /// JDK majors this series is verified to start on, preferred first. On JDK 25, 5.0 and 6.0 run with
-    /// cqlbench's Security Manager shim (see `compat`).
+    /// cqlbench's Security Manager shim (see the `compat` module).
     pub fn supported_jdks(&self) -> &'static [u32] {
         match self.series {
-            Series::V4_0 | Series::V4_1 => &[11],
+            Series::V3_11 => &[8],
+            // JDK 8 is where most 3.11 → 4.x upgrades start; JDK 11 stays the default.
+            Series::V4_0 | Series::V4_1 => &[11, 8],
             Series::V5_0 | Series::V6_0 => &[17, 21, 25],
         }
     }
@@ -61,10 +66,10 @@ impl CassandraVersion {
     /// Why a JDK outside the table cannot work, when there is more to say than "not verified".
     fn why_not(&self, jdk_major: u32) -> Option<&'static str> {
         match self.series {
-            Series::V4_0 | Series::V4_1 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+            Series::V4_0 | Series::V4_1 if jdk_major >= crate::jdk::NO_SECURITY_MANAGER_FROM => Some(
                 "its start-up installs a Security Manager, which JDK 24 and newer refuse, and cqlbench's compatibility shim covers only 5.0 and 6.0",
             ),
-            Series::V5_0 | Series::V6_0 if jdk_major >= crate::compat::NO_SECURITY_MANAGER_FROM => Some(
+            Series::V5_0 | Series::V6_0 if jdk_major >= crate::jdk::NO_SECURITY_MANAGER_FROM => Some(
                 "its start-up installs a Security Manager, which JDK 24 and newer refuse; cqlbench's compatibility shim for that and the JPMS options it runs with are verified on JDK 25 only",
             ),
             _ => None,
@@ -75,8 +80,21 @@ impl CassandraVersion {
         self.supported_jdks()[0]
     }
 
+    /// Pairs that cannot start at all, whatever `--force-jdk` says: 3.11 runs on JDK 8 alone (it
+    /// fails on 9+ where the JDK's internals it uses are gone or closed).
+    pub fn check_possible(&self, jdk_major: u32) -> Result<()> {
+        if self.series == Series::V3_11 && jdk_major != 8 {
+            return Err(ClusterError::ImpossiblePair(format!(
+                "Cassandra {} runs only on JDK 8, not on JDK {jdk_major}: use --jdk 8 (cqlbench installs it from Debian's packages into its cache)",
+                self.raw
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses a pair outside the table, naming the JDKs that would work.
     pub fn check_jdk(&self, jdk_major: u32) -> Result<()> {
+        self.check_possible(jdk_major)?;
         let supported = self.supported_jdks();
         if supported.contains(&jdk_major) {
             return Ok(());
@@ -98,9 +116,25 @@ impl CassandraVersion {
         })
     }
 
-    /// 4.0 only knows the old `*_in_ms`/`*_in_mb` configuration keys; 4.1+ prefer units in values.
+    /// 3.11 and 4.0 only know the old `*_in_ms`/`*_in_mb` configuration keys; 4.1+ prefer units in values.
     pub fn uses_old_yaml_keys(&self) -> bool {
-        self.series == Series::V4_0
+        matches!(self.series, Series::V3_11 | Series::V4_0)
+    }
+
+    /// 3.11 reads `seeds` as bare addresses (a `:port` suffix arrived with 4.0), serves Thrift unless
+    /// told not to, and needs `cassandra-thrift` beside `cassandra-all` on its classpath.
+    pub fn is_3_11(&self) -> bool {
+        self.series == Series::V3_11
+    }
+
+    /// Maven artifacts (of `org.apache.cassandra`, at this version) the node's classpath needs.
+    pub fn artifacts(&self) -> &'static [&'static str] {
+        match self.series {
+            // Without cassandra-thrift 3.11 dies at start-up: ClassNotFoundException
+            // org.apache.cassandra.thrift.Cassandra$Iface.
+            Series::V3_11 => &["cassandra-all", "cassandra-thrift"],
+            _ => &["cassandra-all"],
+        }
     }
 }
 
@@ -132,11 +166,40 @@ mod tests {
             CassandraVersion::parse("6.0-alpha2").unwrap().series,
             Series::V6_0
         );
+        assert_eq!(
+            CassandraVersion::parse("3.11.19").unwrap().series,
+            Series::V3_11
+        );
+    }
+
+    #[test]
+    fn cassandra_3_11_runs_on_jdk8_only_even_when_forced() {
+        let v = CassandraVersion::parse("3.11.19").unwrap();
+        assert_eq!(v.default_jdk(), 8);
+        assert!(v.check_jdk(8).is_ok());
+        for jdk in [11, 17, 21, 25] {
+            let message = v.check_possible(jdk).unwrap_err().to_string();
+            assert!(
+                message.contains("runs only on JDK 8") && message.contains(&format!("JDK {jdk}")),
+                "{message}"
+            );
+            assert!(!message.contains("--force-jdk"), "{message}");
+            assert_eq!(v.check_jdk(jdk).unwrap_err().to_string(), message);
+        }
+        assert_eq!(v.artifacts(), ["cassandra-all", "cassandra-thrift"]);
+        assert!(v.uses_old_yaml_keys());
+        // 4.x runs on JDK 8 too, JDK 11 staying the default.
+        for raw in ["4.0.19", "4.1.10"] {
+            let v = CassandraVersion::parse(raw).unwrap();
+            assert!(v.check_jdk(8).is_ok(), "{raw}");
+            assert_eq!(v.default_jdk(), 11);
+            assert_eq!(v.artifacts(), ["cassandra-all"]);
+        }
     }
 
     #[test]
     fn rejects_unknown_series_and_garbage() {
-        for bad in ["3.11.6", "5.1.0", "5.0", "", "5.0.9;rm", "latest"] {
+        for bad in ["3.0.29", "2.2.19", "5.1.0", "5.0", "", "5.0.9;rm", "latest"] {
             assert!(CassandraVersion::parse(bad).is_err(), "{bad} accepted");
         }
     }

@@ -7,13 +7,13 @@ use hdrhistogram::Histogram;
 
 use crate::parse::{
     continue_collection, is_jdk8_young_kind, is_remark_kind, jdk8_young_kind, parse_line_lazily,
-    CollectionProgress, Event, Format, HeapChange, Stamp, StampAt, REMARK_WITH_SCAVENGE,
+    CollectionProgress, Event, Format, HeapChange, Line, Stamp, StampAt, REMARK_WITH_SCAVENGE,
 };
 use crate::report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
-use crate::time::format_iso8601;
+use cqlbench_units::time::format_iso8601;
 
 /// Histograms hold nanoseconds from 1 ns to one hour at three significant digits (≤ 0.1 % error).
 const HISTOGRAM_MAX_NS: u64 = 3_600_000_000_000;
@@ -385,13 +385,8 @@ impl<'w> Analyzer<'w> {
         self.lines
     }
 
-    /// Feeds one line (with or without its line terminator).
-    pub fn feed(&mut self, raw: &[u8]) {
-        self.lines += 1;
-        let Some(line) = parse_line_lazily(raw) else {
-            self.unparsed_lines += 1;
-            return;
-        };
+    /// Notes a line's format and time; returns its time.
+    fn note_line(&mut self, line: &Line<'_>) -> Option<i64> {
         if line.format != Format::Unknown {
             // JDK 8 and unified lines never mix in one JVM's log; the first one decides.
             self.format.get_or_insert(line.format);
@@ -401,6 +396,57 @@ impl<'w> Analyzer<'w> {
             self.first_time = Some(self.first_time.map_or(time, |first| first.min(time)));
             self.last_time = Some(self.last_time.map_or(time, |last| last.max(time)));
         }
+        time
+    }
+
+    /// A safepoint's stopped time (and time to safepoint), stamped when it ended.
+    fn on_safepoint(
+        &mut self,
+        operation: Option<&str>,
+        total_ns: i64,
+        ttsp_ns: Option<i64>,
+        time: Option<i64>,
+        epoch: Option<i64>,
+    ) {
+        // The stopped time is printed once the collection is over: one still open lost its end.
+        self.abandon_open_collection();
+        let pending = self.pending_operation.take();
+        let operation = operation.or(pending.as_deref()).unwrap_or("unknown");
+        let start = time.map(|t| t.saturating_sub(total_ns));
+        self.extend_span(start, time);
+        self.safepoints.add(operation, total_ns);
+        if let Some(ttsp) = ttsp_ns {
+            self.ttsp.add(operation, ttsp);
+        }
+        if let Some(kind) = gc_operation_kind(operation) {
+            self.pauses_from_safepoints.add(kind, total_ns);
+        }
+        let absolute = epoch.map(|epoch| (epoch.saturating_sub(total_ns), epoch));
+        let operation = operation.to_owned();
+        self.write_timeline(absolute, start.zip(time), "safepoint", &operation);
+    }
+
+    /// A concurrent phase: its span counts towards the concurrent share.
+    fn on_concurrent(&mut self, duration_ns: i64, stamp_at: StampAt, time: Option<i64>) {
+        if let Some(time) = time {
+            let (start, end) = match stamp_at {
+                StampAt::End => (time.saturating_sub(duration_ns), time),
+                StampAt::Start => (time, time.saturating_add(duration_ns)),
+            };
+            self.extend_span(Some(start), Some(end));
+            let origin = self.first_time.unwrap_or(start).min(start);
+            self.concurrent.add(start, end, origin);
+        }
+    }
+
+    /// Feeds one line (with or without its line terminator).
+    pub fn feed(&mut self, raw: &[u8]) {
+        self.lines += 1;
+        let Some(line) = parse_line_lazily(raw) else {
+            self.unparsed_lines += 1;
+            return;
+        };
+        let time = self.note_line(&line);
         // Only detail lines of the same collection come between an inner pause and the pause it ran
         // inside; anything else means the held pause stands alone.
         if !matches!(line.event, Event::Pause { .. } | Event::Other) {
@@ -417,18 +463,18 @@ impl<'w> Analyzer<'w> {
                 stamp_at,
                 gc_id,
             } => {
-                if stamp_at == StampAt::Start && self.inside_open_collection(kind) {
-                    return;
+                // A JDK 8 collection stamped inside another's open text is part of it.
+                if stamp_at != StampAt::Start || !self.inside_open_collection(kind) {
+                    self.on_pause(PauseRecord {
+                        kind: kind.to_owned(),
+                        duration_ns,
+                        heap,
+                        stamp_at,
+                        time,
+                        epoch: line.stamp.epoch_ns,
+                        gc_id,
+                    });
                 }
-                self.on_pause(PauseRecord {
-                    kind: kind.to_owned(),
-                    duration_ns,
-                    heap,
-                    stamp_at,
-                    time,
-                    epoch: line.stamp.epoch_ns,
-                    gc_id,
-                });
             }
             Event::PauseBegin { kind, progress } => {
                 self.begin_collection(kind, progress, time, line.stamp.epoch_ns);
@@ -441,25 +487,7 @@ impl<'w> Analyzer<'w> {
                 total_ns,
                 ttsp_ns,
             } => {
-                // The stopped time is printed once the collection is over: one still open lost its end.
-                self.abandon_open_collection();
-                let pending = self.pending_operation.take();
-                let operation = operation.or(pending.as_deref()).unwrap_or("unknown");
-                let start = time.map(|t| t.saturating_sub(total_ns));
-                self.extend_span(start, time);
-                self.safepoints.add(operation, total_ns);
-                if let Some(ttsp) = ttsp_ns {
-                    self.ttsp.add(operation, ttsp);
-                }
-                if let Some(kind) = gc_operation_kind(operation) {
-                    self.pauses_from_safepoints.add(kind, total_ns);
-                }
-                let absolute = line
-                    .stamp
-                    .epoch_ns
-                    .map(|epoch| (epoch.saturating_sub(total_ns), epoch));
-                let operation = operation.to_owned();
-                self.write_timeline(absolute, start.zip(time), "safepoint", &operation);
+                self.on_safepoint(operation, total_ns, ttsp_ns, time, line.stamp.epoch_ns);
             }
             Event::SafepointOperation(operation) => {
                 self.pending_operation = Some(operation.to_owned());
@@ -469,15 +497,7 @@ impl<'w> Analyzer<'w> {
                 heap,
                 stamp_at,
             } => {
-                if let Some(time) = time {
-                    let (start, end) = match stamp_at {
-                        StampAt::End => (time.saturating_sub(duration_ns), time),
-                        StampAt::Start => (time, time.saturating_add(duration_ns)),
-                    };
-                    self.extend_span(Some(start), Some(end));
-                    let origin = self.first_time.unwrap_or(start).min(start);
-                    self.concurrent.add(start, end, origin);
-                }
+                self.on_concurrent(duration_ns, stamp_at, time);
                 if let Some(heap) = heap {
                     self.heap(heap, time);
                 }
@@ -485,16 +505,24 @@ impl<'w> Analyzer<'w> {
             Event::Heap(heap) => {
                 self.heap(heap, time);
             }
+            Event::Collector(_) | Event::Version(_) | Event::Generational => {
+                self.note_jvm(&line.event);
+            }
+            Event::Other => {}
+        }
+    }
+
+    /// What the log says of its JVM: the collector, the version, a generational mode.
+    fn note_jvm(&mut self, event: &Event<'_>) {
+        match *event {
             Event::Collector(name) => {
                 self.collector.get_or_insert_with(|| name.to_owned());
             }
             Event::Version(version) => {
                 self.version.get_or_insert_with(|| version.to_owned());
             }
-            Event::Generational => {
-                self.generational = true;
-            }
-            Event::Other => {}
+            Event::Generational => self.generational = true,
+            _ => {}
         }
     }
 
@@ -742,7 +770,8 @@ impl<'w> Analyzer<'w> {
                 "pause lines"
             } else {
                 "safepoint operations"
-            },
+            }
+            .into(),
             count: pauses.tally.count,
             total_ms: ms(pauses.tally.total_ns),
             max_ms: ms(pauses.tally.max_ns),
@@ -801,7 +830,8 @@ impl<'w> Analyzer<'w> {
             format: match self.format {
                 Some(Format::Jdk8) => "jdk8",
                 _ => "unified",
-            },
+            }
+            .into(),
             jvm: JvmReport {
                 version: self.version,
                 collector: self.collector.or_else(|| infer_collector(&self.pauses)),
@@ -921,7 +951,7 @@ fn time_sampled(
         0.0
     };
     TimeSampledReport {
-        source,
+        source: source.into(),
         paused_fraction,
         p99_ms: quantile(0.99),
         p999_ms: quantile(0.999),

@@ -142,9 +142,111 @@ pub fn order_rotated_parts(inputs: &[Input]) -> Result<Vec<Input>, GcLogError> {
     Ok(keyed.into_iter().map(|(_, _, input)| input).collect())
 }
 
+/// Every existing part of the log whose live file is (or would be) `base`, in time order: `base`
+/// itself (JDK 9+ rotation's live file), `base.N` and `base.N.gz` (rotated parts), and `base.N.current`
+/// (JDK 8's `-XX:+UseGCLogFileRotation` writes there, never to `base`).
+pub fn rotated_parts(base: &Path) -> Result<Vec<PathBuf>, GcLogError> {
+    let (Some(dir), Some(name)) = (base.parent(), base.file_name()) else {
+        return Ok(Vec::new());
+    };
+    let name = name.to_string_lossy().into_owned();
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut parts: Vec<Input> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file())
+        .filter(|path| {
+            let (stem, rank) = rotation_rank(path);
+            stem == name && (rank != u64::MAX || path.file_name() == base.file_name())
+        })
+        .map(Input::Path)
+        .collect();
+    parts.sort_by_key(|input| match input {
+        Input::Path(path) => rotation_rank(path),
+        Input::Stdin => (String::new(), 0),
+    });
+    Ok(order_rotated_parts(&parts)?
+        .into_iter()
+        .filter_map(|input| match input {
+            Input::Path(path) => Some(path),
+            Input::Stdin => None,
+        })
+        .collect())
+}
+
+/// The GC log files in a directory (a node's `logs/`, a pod's copied logs), by name: `gc.log`,
+/// `gc.log.3`, `gc.log.0.current`, `gc-2.log.gz`, …
+pub fn parts_in_dir(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            path.is_file() && name.starts_with("gc") && name.contains(".log")
+        })
+        .collect();
+    parts.sort();
+    Ok(parts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_parts_of_jdk8_and_unified_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        // JDK 8 rotation: the live part is gc.log.1.current, gc.log itself never exists.
+        write(
+            "gc.log.0",
+            "2026-11-24T10:00:01.000+0000: 1.000: [GC (Allocation Failure) 1K->1K(2K), 0.001 secs]\n",
+        );
+        write(
+            "gc.log.1.current",
+            "2026-11-24T10:00:02.000+0000: 2.000: [GC (Allocation Failure) 1K->1K(2K), 0.001 secs]\n",
+        );
+        write("gc.log.lock", "");
+        write("gcx.log.0", "");
+        write("system.log", "");
+        let base = dir.path().join("gc.log");
+        let names = |parts: Vec<PathBuf>| -> Vec<String> {
+            parts
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            names(rotated_parts(&base).unwrap()),
+            ["gc.log.0", "gc.log.1.current"]
+        );
+        write(
+            "gc.log",
+            "[2026-11-24T10:00:03.000+0000][3.000s][info][gc] GC(0) Pause Young 1M->1M(2M) 1.000ms\n",
+        );
+        assert_eq!(
+            names(rotated_parts(&base).unwrap()),
+            ["gc.log.0", "gc.log.1.current", "gc.log"]
+        );
+        assert!(rotated_parts(&dir.path().join("none.log"))
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            names(parts_in_dir(dir.path()).unwrap()),
+            [
+                "gc.log",
+                "gc.log.0",
+                "gc.log.1.current",
+                "gc.log.lock",
+                "gcx.log.0"
+            ]
+        );
+    }
 
     #[test]
     fn long_lines_are_cut_and_consumed_whole() {

@@ -28,10 +28,10 @@ mod analysis;
 mod input;
 mod parse;
 mod report;
-mod time;
+mod window;
 
 pub use analysis::{gc_operation_kind, Analyzer};
-pub use input::{order_rotated_parts, Input};
+pub use input::{order_rotated_parts, parts_in_dir, rotated_parts, Input};
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
     StampAt,
@@ -40,7 +40,7 @@ pub use report::{
     ConcurrentReport, HeapReport, JvmReport, KindReport, PauseReport, Report, SafepointReport,
     TimeSampledReport,
 };
-pub use time::{format_iso8601, parse_iso8601};
+pub use window::lines_in_window;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Line parser: turns one raw log line (JDK 9+ unified logging with any decorators, or JDK 8
 //! `-XX:+PrintGCDetails`) into at most one [`Event`]. Pure and allocation-free: it borrows from the line.
 
-use crate::time::parse_iso8601;
+use cqlbench_units::time::parse_iso8601;
 
 /// When a line was written. Unified logging can carry both an uptime and a wall-clock time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,12 +3,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Report {
     /// `unified` (JDK 9+ `-Xlog`) or `jdk8` (`-XX:+PrintGCDetails`).
-    pub format: &'static str,
+    pub format: String,
     pub jvm: JvmReport,
     /// Seconds from the first to the last timestamp; `null` when the log has no timestamps.
     pub span_s: Option<f64>,
@@ -26,24 +27,27 @@ pub struct Report {
     pub heap: Option<HeapReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JvmReport {
     pub version: Option<String>,
     pub collector: Option<String>,
     pub generational: bool,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct KindReport {
     pub count: u64,
     pub total_ms: f64,
     pub max_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PauseReport {
     /// `pause lines`, or `safepoint operations` when the log has no pause lines but names GC safepoints.
-    pub source: &'static str,
+    pub source: String,
     pub count: u64,
     pub total_ms: f64,
     pub max_ms: f64,
@@ -53,7 +57,8 @@ pub struct PauseReport {
     pub by_kind: BTreeMap<String, KindReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SafepointReport {
     pub count: u64,
     pub stopped_total_ms: f64,
@@ -70,17 +75,19 @@ pub struct SafepointReport {
     pub by_operation: BTreeMap<String, KindReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TimeSampledReport {
     /// The stopped intervals used: `safepoints` when the log has them (they contain the pauses), else `pauses`.
-    pub source: &'static str,
+    pub source: String,
     pub paused_fraction: f64,
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub p9999_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ConcurrentReport {
     /// Wall time during which at least one concurrent phase ran.
     pub total_s: f64,
@@ -89,7 +96,8 @@ pub struct ConcurrentReport {
     pub share_per_minute_mean: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HeapReport {
     pub max_before_mb: f64,
     pub max_after_mb: f64,
@@ -100,8 +108,9 @@ fn optional(value: Option<f64>, unit: &str) -> String {
     value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.3}{unit}"))
 }
 
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Report {
+    /// The JVM line and the warning about collections that could not be put back together.
+    fn fmt_jvm(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let jvm = &self.jvm;
         writeln!(
             f,
@@ -125,6 +134,11 @@ impl fmt::Display for Report {
                 self.unfinished_collections
             )?;
         }
+        Ok(())
+    }
+
+    /// The pauses, then one line per kind.
+    fn fmt_pauses(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pauses = &self.pauses;
         writeln!(
             f,
@@ -146,28 +160,36 @@ impl fmt::Display for Report {
                 stats.count, stats.total_ms, stats.max_ms
             )?;
         }
-        match &self.safepoints {
-            Some(sp) => {
-                writeln!(
-                    f,
-                    "Safepoints: {} stopping the application {:.3} ms in total; max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
-                    sp.count, sp.stopped_total_ms, sp.stopped_max_ms, sp.stopped_p99_ms, sp.stopped_p999_ms
-                )?;
-                writeln!(
-                    f,
-                    "  time to safepoint: total {:.3} ms, max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
-                    sp.ttsp_total_ms, sp.ttsp_max_ms, sp.ttsp_p99_ms, sp.ttsp_p999_ms
-                )?;
-                for (operation, stats) in &sp.by_operation {
-                    writeln!(
-                        f,
-                        "  {operation:<32} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
-                        stats.count, stats.total_ms, stats.max_ms
-                    )?;
-                }
-            }
-            None => writeln!(f, "Safepoints: not in this log (add `safepoint` to -Xlog)")?,
+        Ok(())
+    }
+
+    /// The safepoints with their time to safepoint, then one line per operation.
+    fn fmt_safepoints(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(sp) = &self.safepoints else {
+            return writeln!(f, "Safepoints: not in this log (add `safepoint` to -Xlog)");
+        };
+        writeln!(
+            f,
+            "Safepoints: {} stopping the application {:.3} ms in total; max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            sp.count, sp.stopped_total_ms, sp.stopped_max_ms, sp.stopped_p99_ms, sp.stopped_p999_ms
+        )?;
+        writeln!(
+            f,
+            "  time to safepoint: total {:.3} ms, max {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            sp.ttsp_total_ms, sp.ttsp_max_ms, sp.ttsp_p99_ms, sp.ttsp_p999_ms
+        )?;
+        for (operation, stats) in &sp.by_operation {
+            writeln!(
+                f,
+                "  {operation:<32} {:>8} × total {:>12.3} ms  max {:>10.3} ms",
+                stats.count, stats.total_ms, stats.max_ms
+            )?;
         }
+        Ok(())
+    }
+
+    /// The time-sampled stop, the concurrent share, the heap.
+    fn fmt_rest(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.time_sampled {
             Some(ts) => writeln!(
                 f,
@@ -200,5 +222,14 @@ impl fmt::Display for Report {
             )?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_jvm(f)?;
+        self.fmt_pauses(f)?;
+        self.fmt_safepoints(f)?;
+        self.fmt_rest(f)
     }
 }

@@ -14,19 +14,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cqlbench_campaign::figures::{gc_lines_in, NodeFigures, Window};
+use cqlbench_campaign::figures::keep_gc_window;
 use cqlbench_cluster::Gc;
+use cqlbench_results::{ConfigRecord, NodeFigures, PodRecord, Window, FORMAT_VERSION};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, AttachParams, DeleteParams, ListParams, PostParams};
 use kube::Client;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use crate::error::K8sError;
 use crate::plan::K8sPlan;
 use crate::render::{cells, GC_LOG, RESULTS_CLAIM, RESULTS_MOUNT};
-use crate::run::{collector_family, RunOptions, FETCH_POD};
 
+/// The pod that reads the results volume for `exec`.
+pub const FETCH_POD: &str = "cqlbench-fetch";
 /// The Cassandra container of a cass-operator pod.
 const CASSANDRA_CONTAINER: &str = "cassandra";
 /// How much of a GC log's start is read to find its `Using …` and heap lines.
@@ -158,7 +160,7 @@ fn capacity_bytes(text: &str) -> Option<u64> {
 /// planned collector, and its `Heap Max Capacity` (JDK 15+) the planned heap. Returns the `Using` line.
 pub fn check_gc_log_head(head: &str, gc: Gc, heap_bytes: u64) -> Result<String, String> {
     let using = using_line(head).ok_or("its GC log names no collector (no `Using …` line)")?;
-    let expected = format!("Using {}", collector_family(gc));
+    let expected = format!("Using {}", gc.jvm_log_name());
     if using != expected {
         return Err(format!(
             "the JVM says `{using}`, the plan asks for `{expected}`"
@@ -324,13 +326,14 @@ pub async fn collect_config(
     plan: &K8sPlan,
     index: usize,
     nodes: &[NodePod],
-    options: &RunOptions,
+    out: &Path,
+    timeout: Duration,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), K8sError> {
     let cluster = &plan.cluster_names[index];
-    let raw = options.out.join("raw");
+    let raw = out.join("raw");
     let api = pods_api(client, plan);
-    running_fetch_pod(client, plan, options.ready_timeout).await?;
+    running_fetch_pod(client, plan, timeout).await?;
     let results = exec_output(
         &api,
         FETCH_POD,
@@ -354,10 +357,13 @@ pub async fn collect_config(
         )
         .await?;
         untar(&logs, &dir)?;
-        write_json(
-            &dir.join("pod.json"),
-            &json!({"pod": node.name, "ip": node.ip, "collector": node.collector}),
-        )?;
+        PodRecord {
+            version: FORMAT_VERSION,
+            pod: node.name.clone(),
+            ip: node.ip.clone(),
+            collector: Some(node.collector.clone()),
+        }
+        .write(&dir)?;
         progress(&format!(
             "{cluster}: collected pod {}'s GC log ({} KiB)",
             node.name,
@@ -365,15 +371,6 @@ pub async fn collect_config(
         ));
     }
     Ok(())
-}
-
-pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), K8sError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(io_error(format!("creating {}", parent.display())))?;
-    }
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    std::fs::write(path, text + "\n").map_err(io_error(format!("writing {}", path.display())))
 }
 
 fn subdirs(dir: &Path, prefix: &str) -> Vec<PathBuf> {
@@ -400,61 +397,10 @@ pub fn assemble(
     out: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), K8sError> {
-    let raw = out.join("raw");
     let mut order = Vec::new();
     for (index, config) in plan.plan.configs.iter().enumerate() {
-        let cluster = &plan.cluster_names[index];
-        let config_dir = out.join(&config.dir_name);
         order.push(config.dir_name.clone());
-        write_json(
-            &config_dir.join("config.json"),
-            &json!({"name": config.name, "spec": config.spec, "k8ssandra_cluster": cluster}),
-        )?;
-        let nodes = subdirs(&raw.join(cluster).join("nodes"), "");
-        for cell in cells(plan) {
-            let Some(label) = &cell.label else { continue };
-            let clients = subdirs(&raw.join(cluster).join(&cell.name), "client-");
-            if clients.is_empty() {
-                progress(&format!(
-                    "{cluster}/{}: no client results, left out",
-                    cell.name
-                ));
-                continue;
-            }
-            let mut cell_dir = config_dir.join(label);
-            if let Some(repeat) = cell.repeat {
-                cell_dir = cell_dir.join(repeat.to_string());
-            }
-            let _ = std::fs::remove_dir_all(&cell_dir);
-            std::fs::create_dir_all(&cell_dir)
-                .map_err(io_error(format!("creating {}", cell_dir.display())))?;
-            let merged = cqlbench_report::merge_runs(&clients, &cell_dir)
-                .map_err(|e| K8sError::Invalid(format!("{cluster}/{}: {e}", cell.name)))?;
-            let summary: Value = std::fs::read_to_string(cell_dir.join("summary.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or(Value::Null);
-            let start = summary["measured_start_unix_s"].as_f64().unwrap_or(0.0);
-            let window = Window {
-                start_unix_s: start,
-                end_unix_s: start + summary["duration_s"].as_f64().unwrap_or(0.0),
-            };
-            for (node, pod_dir) in nodes.iter().enumerate() {
-                node_figures(
-                    pod_dir,
-                    node + 1,
-                    window,
-                    &cell_dir.join(format!("node{}", node + 1)),
-                )?;
-            }
-            progress(&format!(
-                "{}/{}: {} client(s) merged, {} node GC log(s)",
-                config.dir_name,
-                label,
-                merged.clients,
-                nodes.len()
-            ));
-        }
+        assemble_config(plan, index, out, progress)?;
     }
     let tables = cqlbench_campaign::tables::render(&plan.plan, out);
     let path = out.join("tables.txt");
@@ -471,72 +417,104 @@ pub fn assemble(
     Ok(())
 }
 
-/// One node's share of a cell, as a local campaign writes it: the window's GC log lines and their
-/// analysis and timeline, and figures.json (what only a local node gives — CPU, flushes — is left null).
-fn node_figures(pod_dir: &Path, node: usize, window: Window, dir: &Path) -> Result<(), K8sError> {
-    std::fs::create_dir_all(dir).map_err(io_error(format!("creating {}", dir.display())))?;
-    let pod: Value = std::fs::read_to_string(pod_dir.join("pod.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    // pod.json is written by `k8s run`'s collection; logs copied by hand have none, and their JVM's
-    // own `Using …` line names the collector.
-    let collector = pod["collector"].as_str().map(str::to_string).or_else(|| {
+/// One configuration's cells: each Job's clients merged, each node's GC log of the cell's window.
+fn assemble_config(
+    plan: &K8sPlan,
+    index: usize,
+    out: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), K8sError> {
+    let config = &plan.plan.configs[index];
+    let cluster = &plan.cluster_names[index];
+    let raw = out.join("raw").join(cluster);
+    let config_dir = out.join(&config.dir_name);
+    ConfigRecord {
+        k8ssandra_cluster: Some(cluster.clone()),
+        ..ConfigRecord::new(&config.name, &config.spec)
+    }
+    .write(&config_dir)?;
+    let nodes = subdirs(&raw.join("nodes"), "");
+    for cell in cells(plan) {
+        let Some(label) = &cell.label else { continue };
+        let clients = subdirs(&raw.join(&cell.name), "client-");
+        if clients.is_empty() {
+            progress(&format!(
+                "{cluster}/{}: no client results, left out",
+                cell.name
+            ));
+            continue;
+        }
+        let mut cell_dir = config_dir.join(label);
+        if let Some(repeat) = cell.repeat {
+            cell_dir = cell_dir.join(repeat.to_string());
+        }
+        let _ = std::fs::remove_dir_all(&cell_dir);
+        std::fs::create_dir_all(&cell_dir)
+            .map_err(io_error(format!("creating {}", cell_dir.display())))?;
+        let merged = cqlbench_report::merge_runs(&clients, &cell_dir)
+            .map_err(|e| K8sError::Invalid(format!("{cluster}/{}: {e}", cell.name)))?;
+        let start = merged.summary.measured_start_unix_s;
+        let window = Window {
+            start_unix_s: start,
+            end_unix_s: start + merged.summary.duration_s,
+        };
+        for (node, pod_dir) in nodes.iter().enumerate() {
+            node_figures(
+                pod_dir,
+                node + 1,
+                window,
+                &cell_dir.join(format!("node{}", node + 1)),
+            )?;
+        }
+        progress(&format!(
+            "{}/{}: {} client(s) merged, {} node GC log(s)",
+            config.dir_name,
+            label,
+            merged.clients,
+            nodes.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The collector a pod's JVM runs: as `k8s run` recorded it, or (logs copied by hand have no
+/// pod.json) as its GC log's own `Using …` line names it.
+fn pod_collector(pod: Option<&PodRecord>, pod_dir: &Path) -> Option<String> {
+    pod.and_then(|p| p.collector.clone()).or_else(|| {
         let head = std::fs::read(pod_dir.join("gc.log")).unwrap_or_default();
         let head = String::from_utf8_lossy(&head[..head.len().min(GC_LOG_HEAD_BYTES)]).into_owned();
         using_line(&head).map(|using| using.trim_start_matches("Using ").to_string())
-    });
-    let lines = gc_lines_in(&pod_dir.join("gc.log"), window);
-    let gc_path = dir.join("gc.log");
-    std::fs::write(&gc_path, &lines).map_err(io_error(format!("writing {}", gc_path.display())))?;
+    })
+}
+
+/// One node's share of a cell, as a local campaign writes it: the window's GC log lines and their
+/// analysis and timeline, and figures.json (what only a local node gives — CPU, flushes — is left null).
+fn node_figures(pod_dir: &Path, node: usize, window: Window, dir: &Path) -> Result<(), K8sError> {
+    let pod = PodRecord::read(pod_dir).ok();
+    let pod_name = pod
+        .as_ref()
+        .map(|p| p.pod.clone())
+        .or_else(|| {
+            pod_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "?".into());
     let mut notes = vec![format!(
-        "pod {}: CPU, flushes and compactions are not collected from Kubernetes pods",
-        pod["pod"]
-            .as_str()
-            .or_else(|| pod_dir.file_name().and_then(|n| n.to_str()))
-            .unwrap_or("?")
+        "pod {pod_name}: CPU, flushes and compactions are not collected from Kubernetes pods"
     )];
-    let analysis = if lines.is_empty() {
-        notes.push("no GC log line in the window".into());
-        Value::Null
-    } else {
-        let mut timeline = Vec::new();
-        match cqlbench_gclog::analyze(
-            &[cqlbench_gclog::Input::from_arg(&gc_path)],
-            Some(&mut timeline),
-            &mut |_| {},
-        ) {
-            Ok(report) => {
-                let path = dir.join("timeline.csv");
-                std::fs::write(&path, &timeline)
-                    .map_err(io_error(format!("writing {}", path.display())))?;
-                serde_json::to_value(&report).unwrap_or(Value::Null)
-            }
-            Err(e) => {
-                notes.push(format!("GC analysis: {e}"));
-                Value::Null
-            }
-        }
-    };
-    write_json(&dir.join("gc-analysis.json"), &analysis)?;
+    let gc_log_lines = keep_gc_window(&pod_dir.join("gc.log"), window, dir, &mut notes)?;
     let figures = NodeFigures {
+        version: FORMAT_VERSION,
         node,
-        address: pod["ip"].as_str().unwrap_or_default().to_string(),
-        pid: None,
-        collector,
+        address: pod.as_ref().map(|p| p.ip.clone()).unwrap_or_default(),
+        collector: pod_collector(pod.as_ref(), pod_dir),
         window,
-        process_cpu_s: None,
-        cpu_ms_per_op: None,
-        gc_threads_cpu_s: None,
-        gc_threads_cpu_share: None,
-        vm_thread_cpu_s: None,
-        gc_log_lines: lines.lines().count(),
-        flushed_bytes: 0.0,
-        compacted_bytes: None,
-        write_amplification: None,
+        gc_log_lines,
         notes,
+        ..NodeFigures::default()
     };
-    write_json(&dir.join("figures.json"), &figures)
+    Ok(figures.write(dir)?)
 }
 
 #[cfg(test)]
@@ -565,7 +543,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} has a Heap Max Capacity line"));
             let heap = capacity_bytes(heap_line).unwrap();
             let using = check_gc_log_head(&head, gc, heap).unwrap();
-            assert_eq!(using, format!("Using {}", collector_family(gc)), "{name}");
+            assert_eq!(using, format!("Using {}", gc.jvm_log_name()), "{name}");
             let wrong = if gc == Gc::G1 { Gc::Zgc } else { Gc::G1 };
             let error = check_gc_log_head(&head, wrong, heap).unwrap_err();
             assert!(error.contains("the plan asks for"), "{error}");

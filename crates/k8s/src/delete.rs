@@ -5,8 +5,9 @@
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DeleteParams, DynamicObject, PropagationPolicy};
-use kube::core::{ApiResource, GroupVersionKind};
 use kube::Client;
+
+use crate::api::dynamic_api;
 
 use crate::error::K8sError;
 use crate::plan::K8sPlan;
@@ -59,7 +60,7 @@ pub fn objects(plan: &K8sPlan) -> Result<Vec<ObjectRef>, K8sError> {
             api_version: "v1".into(),
             kind: "Pod".into(),
             namespace: plan.k8s.namespace.clone(),
-            name: crate::run::FETCH_POD.into(),
+            name: crate::collect::FETCH_POD.into(),
         },
     );
     Ok(objects)
@@ -83,21 +84,6 @@ fn api(client: &Client, object: &ObjectRef) -> Api<DynamicObject> {
         &object.kind,
         Some(&object.namespace),
     )
-}
-
-/// The API of any kind by its `apiVersion` and `kind`, in a namespace or (`None`) cluster-wide.
-pub(crate) fn dynamic_api(
-    client: &Client,
-    api_version: &str,
-    kind: &str,
-    namespace: Option<&str>,
-) -> Api<DynamicObject> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-    match namespace {
-        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
 }
 
 fn kube_error(object: &ObjectRef, what: &str, source: kube::Error) -> K8sError {
@@ -171,22 +157,4 @@ pub async fn delete(
         pending = left.into_iter().map(|(object, _)| object).collect();
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-}
-
-/// A client from a kubeconfig file, or from the usual places (`KUBECONFIG`, ~/.kube/config, in-cluster).
-pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, K8sError> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let file = kube::config::Kubeconfig::read_from(path).map_err(|e| {
-                K8sError::Kube(format!("reading kubeconfig {}: {e}", path.display()))
-            })?;
-            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| K8sError::Kube(format!("kubeconfig {}: {e}", path.display())))?
-        }
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| K8sError::Kube(format!("no Kubernetes configuration: {e}")))?,
-    };
-    Client::try_from(config).map_err(|e| K8sError::Kube(format!("Kubernetes client: {e}")))
 }

@@ -20,6 +20,10 @@ pub enum K8sError {
     #[error("{0}")]
     Invalid(String),
 
+    /// A result file that could not be written or read back.
+    #[error(transparent)]
+    Results(#[from] cqlbench_results::ResultsError),
+
     /// The Kubernetes API refused or failed a request, or objects outlived the wait.
     #[error("{0}")]
     Kube(String),

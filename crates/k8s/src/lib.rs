@@ -12,6 +12,7 @@
 //! # Ok::<(), cqlbench_k8s::K8sError>(())
 //! ```
 
+pub mod api;
 pub mod collect;
 pub mod delete;
 pub mod error;

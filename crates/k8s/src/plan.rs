@@ -166,7 +166,8 @@ pub fn parse_plan(path: &str, text: &str) -> Result<K8sPlan, K8sError> {
     })
 }
 
-fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
+/// The namespace, the data volumes' storage class and the results volume's: Kubernetes names.
+fn check_names(at: &Locator, raw: &RawK8s) -> Result<(String, String, Option<String>), K8sError> {
     let namespace = raw.namespace.get_ref().clone();
     if !is_dns1123_label(&namespace) {
         return Err(at.error(
@@ -196,27 +197,11 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
         }
         other => other.as_ref().map(|c| c.get_ref().clone()),
     };
-    let size = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
-        parse_bytes(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
-    };
-    let cpu = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
-        parse_millicores(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
-    };
-    size(&raw.storage_size, "storage-size")?;
-    let memory_bytes = size(&raw.memory, "memory")?;
-    cpu(&raw.cpu, "cpu")?;
-    let client_cpu = match &raw.client_cpu {
-        Some(value) => cpu(value, "client-cpu").map(|_| value.get_ref().clone())?,
-        None => "1".to_string(),
-    };
-    let client_memory = match &raw.client_memory {
-        Some(value) => size(value, "client-memory").map(|_| value.get_ref().clone())?,
-        None => "1Gi".to_string(),
-    };
-    let results_size = match &raw.results_size {
-        Some(value) => size(value, "results-size").map(|_| value.get_ref().clone())?,
-        None => "10Gi".to_string(),
-    };
+    Ok((namespace, storage_class, results_storage_class))
+}
+
+/// Zones become racks: label values, each once.
+fn check_zones(at: &Locator, raw: &RawK8s) -> Result<Vec<String>, K8sError> {
     let zones = raw
         .zones
         .as_ref()
@@ -243,6 +228,11 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
             ));
         }
     }
+    Ok(zones)
+}
+
+/// The datacenter's name is part of the pods' names.
+fn check_datacenter(at: &Locator, raw: &RawK8s) -> Result<String, K8sError> {
     let datacenter = raw
         .datacenter
         .as_ref()
@@ -255,6 +245,34 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
             format!("{datacenter:?} is not a DNS-1123 label of at most 20 characters (it is part of the pods' names)"),
         ));
     }
+    Ok(datacenter)
+}
+
+fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
+    let (namespace, storage_class, results_storage_class) = check_names(at, &raw)?;
+    let size = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
+        parse_bytes(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
+    };
+    let cpu = |value: &Spanned<String>, key: &str| -> Result<u64, K8sError> {
+        parse_millicores(value.get_ref()).map_err(|e| at.error(value.span(), key, e))
+    };
+    size(&raw.storage_size, "storage-size")?;
+    let memory_bytes = size(&raw.memory, "memory")?;
+    cpu(&raw.cpu, "cpu")?;
+    let client_cpu = match &raw.client_cpu {
+        Some(value) => cpu(value, "client-cpu").map(|_| value.get_ref().clone())?,
+        None => "1".to_string(),
+    };
+    let client_memory = match &raw.client_memory {
+        Some(value) => size(value, "client-memory").map(|_| value.get_ref().clone())?,
+        None => "1Gi".to_string(),
+    };
+    let results_size = match &raw.results_size {
+        Some(value) => size(value, "results-size").map(|_| value.get_ref().clone())?,
+        None => "10Gi".to_string(),
+    };
+    let zones = check_zones(at, &raw)?;
+    let datacenter = check_datacenter(at, &raw)?;
     let client_pods = *raw.client_pods.get_ref();
     if client_pods == 0 || client_pods > 1000 {
         return Err(at.error(
@@ -318,6 +336,17 @@ fn check_config(
     let version = spec
         .version()
         .map_err(|e| at.error(0..0, "cassandra", e.to_string()))?;
+    if version.is_3_11() {
+        // The rendered GC logging and collector options are JDK 9+'s; 3.11's images run JDK 8.
+        return Err(at.error(
+            line_of("cassandra"),
+            "cassandra",
+            format!(
+                "configuration {:?}: Cassandra {} runs on JDK 8, and k8s runs render JDK 9+ GC logging: use Cassandra 4.0 or newer on Kubernetes (3.11 runs locally with `cqlbench campaign`)",
+                config.name, version.raw
+            ),
+        ));
+    }
     // The operator's image for a Cassandra version decides the JDK; cqlbench cannot choose another there.
     let image_jdk = version.default_jdk();
     match &spec.jdk {

@@ -422,70 +422,50 @@ fn annotation_env(name: &str, annotation: &str) -> Value {
     json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": format!("metadata.annotations['{annotation}']")}}})
 }
 
-fn job(
-    plan: &K8sPlan,
-    cluster: &str,
-    config_name: &str,
-    cell: &Cell,
-    options: &RenderOptions,
-) -> Value {
-    let k8s = &plan.k8s;
-    let load = &plan.plan.load;
-    let job_name = format!("{cluster}-{}", cell.name);
-    let populate = cell.duration.is_none();
-    let pods = if populate { 1 } else { k8s.client_pods };
-    let mut args: Vec<String> = vec!["run".into(), load.workload.clone()];
-    let mut env = vec![
-        secret_env(
-            "CQLBENCH_USERNAME",
-            &format!("{cluster}-superuser"),
-            "username",
-        ),
-        secret_env(
-            "CQLBENCH_PASSWORD",
-            &format!("{cluster}-superuser"),
-            "password",
-        ),
-    ];
-    let mut annotations = serde_json::Map::new();
-    annotations.insert("cqlbench.io/config".into(), json!(config_name));
-    let out_dir = if populate {
-        args.extend(load.args.iter().cloned());
-        // The campaign's populate step: the rows, then a one-operation measured phase.
-        args.extend(["-n".into(), "1".into()]);
-        format!("{RESULTS_MOUNT}/{cluster}/populate")
-    } else {
-        args.extend(args_without_populate(&load.args));
+/// The command line, environment and pod annotations of a Job's client pods.
+#[derive(Default)]
+struct PodCommand {
+    args: Vec<String>,
+    env: Vec<Value>,
+    annotations: serde_json::Map<String, Value>,
+}
+
+impl PodCommand {
+    fn annotate(&mut self, key: &str, value: impl Into<Value>) {
+        self.annotations.insert(key.into(), value.into());
+    }
+
+    /// A latency cell's options: duration, warm-up, rate, and the clients' common start. Returns
+    /// where each client writes its results.
+    fn cell(&mut self, cluster: &str, cell: &Cell, pods: u32, options: &RenderOptions) -> String {
         if let Some(duration) = cell.duration {
-            args.extend(["-d".into(), duration_arg(duration)]);
+            self.args.extend(["-d".into(), duration_arg(duration)]);
         }
         if !cell.warmup.is_zero() {
-            args.extend(["--warmup".into(), duration_arg(cell.warmup)]);
+            self.args
+                .extend(["--warmup".into(), duration_arg(cell.warmup)]);
         }
         match cell.rate {
             CellRate::Unthrottled => {}
-            CellRate::Fixed(rate) => args.extend(["--rate".into(), number_arg(rate)]),
+            CellRate::Fixed(rate) => self.args.extend(["--rate".into(), number_arg(rate)]),
             CellRate::OfMax(fraction) => {
                 // The rate is a fraction of what the `max` Job measured: unknown when rendering.
-                annotations.insert(RATE_ANNOTATION.into(), json!(""));
-                annotations.insert(
-                    "cqlbench.io/rate-fraction".into(),
-                    json!(number_arg(fraction)),
-                );
-                annotations.insert(
-                    "cqlbench.io/rate-of".into(),
-                    json!(format!("{cluster}-max")),
-                );
-                env.push(annotation_env("CQLBENCH_RATE", RATE_ANNOTATION));
-                args.extend(["--rate".into(), "$(CQLBENCH_RATE)".into()]);
+                self.annotate(RATE_ANNOTATION, "");
+                self.annotate("cqlbench.io/rate-fraction", number_arg(fraction));
+                self.annotate("cqlbench.io/rate-of", format!("{cluster}-max"));
+                self.env
+                    .push(annotation_env("CQLBENCH_RATE", RATE_ANNOTATION));
+                self.args
+                    .extend(["--rate".into(), "$(CQLBENCH_RATE)".into()]);
             }
         }
-        annotations.insert(
-            START_AT_ANNOTATION.into(),
-            json!(options.start_at.clone().unwrap_or_default()),
+        self.annotate(
+            START_AT_ANNOTATION,
+            options.start_at.clone().unwrap_or_default(),
         );
-        env.push(annotation_env("CQLBENCH_START_AT", START_AT_ANNOTATION));
-        args.extend([
+        self.env
+            .push(annotation_env("CQLBENCH_START_AT", START_AT_ANNOTATION));
+        self.args.extend([
             "--clients".into(),
             pods.to_string(),
             "--client-id".into(),
@@ -497,8 +477,40 @@ fn job(
             "{RESULTS_MOUNT}/{cluster}/{}/client-$(JOB_COMPLETION_INDEX)",
             cell.name
         )
+    }
+}
+
+/// What a Job's pods run: `cqlbench run` with the plan's options and the cell's, their brief to the
+/// termination log, against the datacenter's service.
+fn pod_command(
+    plan: &K8sPlan,
+    cluster: &str,
+    config_name: &str,
+    cell: &Cell,
+    pods: u32,
+    options: &RenderOptions,
+) -> PodCommand {
+    let (k8s, load) = (&plan.k8s, &plan.plan.load);
+    let secret = format!("{cluster}-superuser");
+    let mut command = PodCommand {
+        args: vec!["run".into(), load.workload.clone()],
+        env: vec![
+            secret_env("CQLBENCH_USERNAME", &secret, "username"),
+            secret_env("CQLBENCH_PASSWORD", &secret, "password"),
+        ],
+        ..PodCommand::default()
     };
-    args.extend([
+    command.annotate("cqlbench.io/config", config_name);
+    let out_dir = if cell.duration.is_none() {
+        command.args.extend(load.args.iter().cloned());
+        // The campaign's populate step: the rows, then a one-operation measured phase.
+        command.args.extend(["-n".into(), "1".into()]);
+        format!("{RESULTS_MOUNT}/{cluster}/populate")
+    } else {
+        command.args.extend(args_without_populate(&load.args));
+        command.cell(cluster, cell, pods, options)
+    };
+    command.args.extend([
         // The run's brief lands in the pod's status, where `k8s run` reads the max Job's throughput.
         "--brief-to".into(),
         TERMINATION_LOG.into(),
@@ -509,6 +521,28 @@ fn job(
         "-o".into(),
         out_dir,
     ]);
+    command
+}
+
+fn job(
+    plan: &K8sPlan,
+    cluster: &str,
+    config_name: &str,
+    cell: &Cell,
+    options: &RenderOptions,
+) -> Value {
+    let k8s = &plan.k8s;
+    let job_name = format!("{cluster}-{}", cell.name);
+    let pods = if cell.duration.is_none() {
+        1
+    } else {
+        k8s.client_pods
+    };
+    let PodCommand {
+        args,
+        env,
+        annotations,
+    } = pod_command(plan, cluster, config_name, cell, pods, options);
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -11,8 +11,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::Gc;
-use cqlbench_load::Brief;
+use cqlbench_results::{Brief, JobBriefs, RunStatus, FORMAT_VERSION};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
@@ -28,8 +27,6 @@ use crate::render::{
 pub const FIELD_MANAGER: &str = "cqlbench";
 /// A long wait says how it stands at least this often, even when nothing changed.
 const HEARTBEAT: Duration = Duration::from_secs(60);
-/// The pod that reads the results volume for `exec`.
-pub const FETCH_POD: &str = "cqlbench-fetch";
 
 /// How results and GC logs get from the pods to this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +101,7 @@ fn kube_error(what: &str, source: kube::Error) -> K8sError {
 }
 
 fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    crate::delete::dynamic_api(
+    crate::api::dynamic_api(
         client,
         object["apiVersion"].as_str().unwrap_or_default(),
         object["kind"].as_str().unwrap_or_default(),
@@ -238,8 +235,11 @@ pub fn pod_brief(pod: &Value) -> Option<(u64, Result<Brief, String>)> {
     }
     Some((
         index,
-        serde_json::from_str::<Brief>(message).map_err(|e| {
-            format!("its termination message is not a cqlbench brief ({e}): {message:.200}")
+        Brief::parse(message).map_err(|e| {
+            format!(
+                "its termination message is not a cqlbench brief ({}): {message:.200}",
+                e.reason()
+            )
         }),
     ))
 }
@@ -265,7 +265,7 @@ fn briefs_of(job: &str, pods: &[Value], clients: u64) -> Result<Vec<Brief>, K8sE
     let mut problems = Vec::new();
     for (index, brief) in briefs.into_iter().enumerate() {
         match brief {
-            Some(Ok(brief)) if brief.status == "complete" => out.push(brief),
+            Some(Ok(brief)) if brief.status == RunStatus::Complete => out.push(brief),
             Some(Ok(brief)) => problems.push(format!(
                 "client {index} {}{}",
                 brief.status,
@@ -287,7 +287,7 @@ fn briefs_of(job: &str, pods: &[Value], clients: u64) -> Result<Vec<Brief>, K8sE
 
 /// RFC 3339 in UTC, whole seconds.
 fn rfc3339(unix_s: u64) -> String {
-    let text = cqlbench_gclog::format_iso8601(unix_s as i64 * 1_000_000_000);
+    let text = cqlbench_units::time::format_iso8601(unix_s as i64 * 1_000_000_000);
     // 2026-11-22T00:05:42.000000Z → 2026-11-22T00:05:42Z
     match text.split_once('.') {
         Some((seconds, _)) => format!("{seconds}Z"),
@@ -351,7 +351,7 @@ impl Runner<'_> {
 
     async fn job_pods(&self, job: &str) -> Result<Vec<Value>, K8sError> {
         let pods =
-            crate::delete::dynamic_api(self.client, "v1", "Pod", Some(&self.plan.k8s.namespace));
+            crate::api::dynamic_api(self.client, "v1", "Pod", Some(&self.plan.k8s.namespace));
         let listed = pods
             .list(&ListParams::default().labels(&format!("job-name={job}")))
             .await
@@ -363,22 +363,17 @@ impl Runner<'_> {
             .collect())
     }
 
-    /// Creates the Job (unless it exists), waits for it, and reads its clients' briefs.
-    async fn run_job(
+    /// Creates the Job with its start time and rate filled in, unless it exists from an earlier run
+    /// (kept when complete, waited for when running, refused when failed); `true` when created.
+    async fn start_job(
         &mut self,
         manifest: &Value,
-        cell: &Cell,
+        name: &str,
+        clients: u64,
         rate: Option<f64>,
-    ) -> Result<JobOutcome, K8sError> {
-        let name = manifest["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let clients = manifest["spec"]["completions"].as_u64().unwrap_or(1);
-        let existing = get(self.client, manifest).await?;
-        let created = existing.is_none();
-        if let Some(job) = &existing {
-            match job_state(job) {
+    ) -> Result<bool, K8sError> {
+        if let Some(job) = get(self.client, manifest).await? {
+            match job_state(&job) {
                 JobState::Failed(why) => {
                     return Err(K8sError::Kube(format!(
                         "Job {name} exists from an earlier run and failed ({why}): delete it \
@@ -392,36 +387,40 @@ impl Runner<'_> {
                     (self.progress)(&format!("Job {name}: already running, waiting for it"))
                 }
             }
-        } else {
-            let mut job = manifest.clone();
-            let start = (cqlbench_campaign::figures::unix_now()
-                + self.options.start_delay.as_secs_f64())
-            .ceil() as u64;
-            let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
-            if annotations.get(START_AT_ANNOTATION).is_some() {
-                annotations[START_AT_ANNOTATION] = json!(rfc3339(start));
-            }
-            if let (Some(rate), Some(_)) = (rate, annotations.get(RATE_ANNOTATION)) {
-                annotations[RATE_ANNOTATION] = json!(crate::render::number_arg(rate));
-            }
-            let api = api_for(self.client, &job);
-            let object: DynamicObject = serde_json::from_value(job.clone())
-                .map_err(|e| K8sError::Invalid(format!("Job {name}: {e}")))?;
-            api.create(&PostParams::default(), &object)
-                .await
-                .map_err(|e| kube_error(&format!("creating Job {name}"), e))?;
-            let rate_text = rate.map_or("unthrottled".to_string(), |r| format!("{r} ops/s"));
-            (self.progress)(&format!(
-                "Job {name}: created, {clients} client pod(s), {rate_text}, load starts at {}",
-                rfc3339(start)
-            ));
+            return Ok(false);
         }
-        let planned = match cell.duration {
-            Some(duration) => {
-                self.options.start_delay + cell.warmup + duration + self.options.job_slack
-            }
-            None => self.options.populate_timeout,
-        };
+        let mut job = manifest.clone();
+        let start = (cqlbench_units::time::unix_now() + self.options.start_delay.as_secs_f64())
+            .ceil() as u64;
+        let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
+        if annotations.get(START_AT_ANNOTATION).is_some() {
+            annotations[START_AT_ANNOTATION] = json!(rfc3339(start));
+        }
+        if let (Some(rate), Some(_)) = (rate, annotations.get(RATE_ANNOTATION)) {
+            annotations[RATE_ANNOTATION] = json!(crate::render::number_arg(rate));
+        }
+        let api = api_for(self.client, &job);
+        let object: DynamicObject = serde_json::from_value(job.clone())
+            .map_err(|e| K8sError::Invalid(format!("Job {name}: {e}")))?;
+        api.create(&PostParams::default(), &object)
+            .await
+            .map_err(|e| kube_error(&format!("creating Job {name}"), e))?;
+        let rate_text = rate.map_or("unthrottled".to_string(), |r| format!("{r} ops/s"));
+        (self.progress)(&format!(
+            "Job {name}: created, {clients} client pod(s), {rate_text}, load starts at {}",
+            rfc3339(start)
+        ));
+        Ok(true)
+    }
+
+    /// Waits until the Job is complete; a failed Job, or one not done within `planned`, is an error.
+    async fn wait_for_job(
+        &mut self,
+        manifest: &Value,
+        name: &str,
+        clients: u64,
+        planned: Duration,
+    ) -> Result<(), K8sError> {
         let waited = Instant::now();
         let deadline = waited + planned;
         let mut last = None;
@@ -432,10 +431,10 @@ impl Runner<'_> {
                 .ok_or_else(|| K8sError::Kube(format!("Job {name} disappeared while it ran")))?;
             let state = job_state(&job);
             match &state {
-                JobState::Complete => break,
+                JobState::Complete => return Ok(()),
                 JobState::Failed(why) => {
-                    let pods = self.job_pods(&name).await?;
-                    let detail = match briefs_of(&name, &pods, clients) {
+                    let pods = self.job_pods(name).await?;
+                    let detail = match briefs_of(name, &pods, clients) {
                         Err(problem) => format!("; {problem}"),
                         Ok(_) => String::new(),
                     };
@@ -466,6 +465,28 @@ impl Runner<'_> {
             }
             tokio::time::sleep(self.options.poll).await;
         }
+    }
+
+    /// Creates the Job (unless it exists), waits for it, and reads its clients' briefs.
+    async fn run_job(
+        &mut self,
+        manifest: &Value,
+        cell: &Cell,
+        rate: Option<f64>,
+    ) -> Result<JobOutcome, K8sError> {
+        let name = manifest["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let clients = manifest["spec"]["completions"].as_u64().unwrap_or(1);
+        let created = self.start_job(manifest, &name, clients, rate).await?;
+        let planned = match cell.duration {
+            Some(duration) => {
+                self.options.start_delay + cell.warmup + duration + self.options.job_slack
+            }
+            None => self.options.populate_timeout,
+        };
+        self.wait_for_job(manifest, &name, clients, planned).await?;
         let pods = self.job_pods(&name).await?;
         let briefs = briefs_of(&name, &pods, clients)?;
         let achieved_rate: f64 = briefs.iter().map(|b| b.achieved_rate).sum();
@@ -500,6 +521,113 @@ fn manifest_of<'m>(manifests: &'m [Manifest], kind: &str, name: &str) -> Option<
         .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
 }
 
+impl Runner<'_> {
+    /// The rate of a cell's Job: fixed, unthrottled, or a fraction of what the `max` Job achieved.
+    fn cell_rate(
+        cell: &Cell,
+        cluster: &str,
+        max_rate: Option<f64>,
+    ) -> Result<Option<f64>, K8sError> {
+        Ok(match cell.rate {
+            CellRate::Unthrottled => None,
+            CellRate::Fixed(rate) => Some(rate),
+            CellRate::OfMax(fraction) => {
+                let max = max_rate.filter(|m| *m > 0.0).ok_or_else(|| {
+                    K8sError::Kube(format!(
+                        "{cluster}: the max Job found no throughput to take {fraction} of"
+                    ))
+                })?;
+                Some(rate_of_max(fraction, max))
+            }
+        })
+    }
+
+    /// One configuration's load Jobs in order, each one's briefs kept in `raw/<cluster>/<cell>/`.
+    async fn run_jobs(
+        &mut self,
+        cluster: &str,
+        jobs: Vec<&Value>,
+        cells: &[Cell],
+    ) -> Result<Vec<JobOutcome>, K8sError> {
+        let mut done_jobs = Vec::new();
+        let mut max_rate: Option<f64> = None;
+        for (cell, manifest) in cells.iter().zip(jobs) {
+            let rate = Runner::cell_rate(cell, cluster, max_rate)?;
+            let done = self.run_job(manifest, cell, rate).await?;
+            if cell.name.starts_with("max") && cell.repeat.is_none_or(|r| r == 1) {
+                max_rate = Some(done.achieved_rate);
+            }
+            JobBriefs {
+                version: FORMAT_VERSION,
+                job: done.job.clone(),
+                rate: done.rate,
+                achieved_rate: done.achieved_rate,
+                briefs: done.briefs.clone(),
+            }
+            .write(&self.options.out.join("raw").join(cluster).join(&cell.name))?;
+            done_jobs.push(done);
+        }
+        Ok(done_jobs)
+    }
+
+    /// One configuration: its cluster applied and ready, its collector checked, its Jobs run, its
+    /// results collected, the cluster deleted.
+    async fn run_config(
+        &mut self,
+        index: usize,
+        manifests: &[Manifest],
+        cells: &[Cell],
+    ) -> Result<Vec<JobOutcome>, K8sError> {
+        let (client, plan, options) = (self.client, self.plan, self.options);
+        let config = &plan.plan.configs[index];
+        let cluster_name = &plan.cluster_names[index];
+        let cluster =
+            manifest_of(manifests, "K8ssandraCluster", cluster_name).ok_or_else(|| {
+                K8sError::Invalid(format!("no K8ssandraCluster {cluster_name} rendered"))
+            })?;
+        (self.progress)(&format!(
+            "configuration {} of {}: {} (K8ssandraCluster {cluster_name})",
+            index + 1,
+            plan.plan.configs.len(),
+            config.name
+        ));
+        apply(client, cluster).await?;
+        self.wait_ready(cluster).await?;
+        let mut collectors = Vec::new();
+        if options.collect == Collect::Exec {
+            let (gc, heap) = (config.spec.gc, config.spec.heap_bytes);
+            collectors = crate::collect::check_collectors(
+                client,
+                plan,
+                cluster_name,
+                gc,
+                heap,
+                self.progress,
+            )
+            .await?;
+        }
+        let jobs = self
+            .run_jobs(cluster_name, config_jobs(manifests, cluster_name), cells)
+            .await?;
+        if options.collect == Collect::Exec {
+            crate::collect::collect_config(
+                client,
+                plan,
+                index,
+                &collectors,
+                &options.out,
+                options.ready_timeout,
+                self.progress,
+            )
+            .await?;
+        }
+        if !options.keep_clusters {
+            delete_cluster(client, cluster, options, self.progress).await?;
+        }
+        Ok(jobs)
+    }
+}
+
 /// Runs the plan's campaign on the cluster `client` talks to.
 pub async fn run(
     client: &Client,
@@ -527,77 +655,9 @@ pub async fn run(
         options,
         progress,
     };
-    for (index, config) in plan.plan.configs.iter().enumerate() {
-        let cluster_name = &plan.cluster_names[index];
-        let cluster =
-            manifest_of(&manifests, "K8ssandraCluster", cluster_name).ok_or_else(|| {
-                K8sError::Invalid(format!("no K8ssandraCluster {cluster_name} rendered"))
-            })?;
-        (runner.progress)(&format!(
-            "configuration {} of {}: {} (K8ssandraCluster {cluster_name})",
-            index + 1,
-            plan.plan.configs.len(),
-            config.name
-        ));
-        apply(client, cluster).await?;
-        runner.wait_ready(cluster).await?;
-        let mut collectors = Vec::new();
-        if options.collect == Collect::Exec {
-            collectors = crate::collect::check_collectors(
-                client,
-                plan,
-                cluster_name,
-                config.spec.gc,
-                config.spec.heap_bytes,
-                runner.progress,
-            )
-            .await?;
-        }
-        let jobs = config_jobs(&manifests, cluster_name);
-        let mut max_rate: Option<f64> = None;
-        for (cell, manifest) in cells.iter().zip(jobs) {
-            let rate = match cell.rate {
-                CellRate::Unthrottled => None,
-                CellRate::Fixed(rate) => Some(rate),
-                CellRate::OfMax(fraction) => {
-                    let max = max_rate.filter(|m| *m > 0.0).ok_or_else(|| {
-                        K8sError::Kube(format!(
-                            "{cluster_name}: the max Job found no throughput to take {fraction} of"
-                        ))
-                    })?;
-                    Some(rate_of_max(fraction, max))
-                }
-            };
-            let done = runner.run_job(manifest, cell, rate).await?;
-            if cell.name.starts_with("max") && cell.repeat.is_none_or(|r| r == 1) {
-                max_rate = Some(done.achieved_rate);
-            }
-            crate::collect::write_json(
-                &options
-                    .out
-                    .join("raw")
-                    .join(cluster_name)
-                    .join(&cell.name)
-                    .join("briefs.json"),
-                &json!({"job": done.job, "rate": done.rate, "achieved_rate": done.achieved_rate,
-                        "briefs": done.briefs}),
-            )?;
-            outcome.jobs.push(done);
-        }
-        if options.collect == Collect::Exec {
-            crate::collect::collect_config(
-                client,
-                plan,
-                index,
-                &collectors,
-                options,
-                runner.progress,
-            )
-            .await?;
-        }
-        if !options.keep_clusters {
-            delete_cluster(client, cluster, options, runner.progress).await?;
-        }
+    for index in 0..plan.plan.configs.len() {
+        let jobs = runner.run_config(index, &manifests, &cells).await?;
+        outcome.jobs.extend(jobs);
     }
     if options.collect == Collect::Exec {
         crate::collect::remove_fetch_pod(client, plan).await;
@@ -642,17 +702,6 @@ async fn delete_cluster(
     }
     progress(&format!("deleted {}", describe(cluster)));
     Ok(())
-}
-
-/// The collector a `Using …` line of a JVM's GC log names, as the plan's collector families.
-pub fn collector_family(gc: Gc) -> &'static str {
-    match gc {
-        Gc::G1 => "G1",
-        Gc::Zgc | Gc::ZgcGenerational => "The Z Garbage Collector",
-        Gc::Shenandoah | Gc::ShenandoahGenerational => "Shenandoah",
-        Gc::Cms => "Concurrent Mark Sweep",
-        Gc::Parallel => "Parallel",
-    }
 }
 
 #[cfg(test)]
@@ -729,7 +778,8 @@ mod tests {
 
     fn brief(client: u64, rate: f64, status: &str) -> String {
         serde_json::to_string(&Brief {
-            status: status.into(),
+            version: FORMAT_VERSION,
+            status: status.parse().unwrap(),
             failure: (status != "complete").then(|| "client thread 0 failed".to_string()),
             client_id: Some(client),
             clients: 2,

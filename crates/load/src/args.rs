@@ -346,28 +346,12 @@ fn read_credentials(file: Option<&Path>) -> Result<Option<Credentials>> {
     Credentials::from_env().map_err(invalid)
 }
 
-/// `YYYYMMDD-HHMMSS` in UTC, without a date library.
+/// `YYYYMMDD-HHMMSS` in UTC: the time part of a result directory's default name.
 pub fn timestamp() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    cqlbench_units::time::compact_utc(secs)
 }
 
 /// How far ahead `--start-at` may lie.
@@ -403,24 +387,6 @@ fn start_at_file(path: &str) -> Result<std::path::PathBuf> {
     Ok(file)
 }
 
-/// Now, in seconds since the Unix epoch.
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `--start-at`: Unix seconds (`1763832600`, `1763832600.25`) or an RFC 3339 time
 /// (`2026-11-22T17:30:00Z`, `2026-11-22 18:30:00.5+01:00`), as seconds since the epoch.
 pub fn parse_start_at(text: &str) -> Result<f64> {
@@ -438,81 +404,7 @@ pub fn parse_start_at(text: &str) -> Result<f64> {
             .filter(|v| v.is_finite())
             .ok_or_else(err);
     }
-    let b = t.as_bytes();
-    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = t.get(range)?;
-        if part.bytes().all(|c| c.is_ascii_digit()) {
-            part.parse().ok()
-        } else {
-            None
-        }
-    };
-    let shape_ok = b.len() >= 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && matches!(b[10], b'T' | b't' | b' ')
-        && b[13] == b':'
-        && b[16] == b':';
-    if !shape_ok {
-        return Err(err());
-    }
-    let (year, month, day) = (
-        digits(0..4).ok_or_else(err)?,
-        digits(5..7).ok_or_else(err)?,
-        digits(8..10).ok_or_else(err)?,
-    );
-    let (hour, minute, second) = (
-        digits(11..13).ok_or_else(err)?,
-        digits(14..16).ok_or_else(err)?,
-        digits(17..19).ok_or_else(err)?,
-    );
-    let mut rest = &t[19..];
-    let mut fraction = 0.0;
-    if let Some(after_dot) = rest.strip_prefix('.') {
-        let end = after_dot
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after_dot.len());
-        if end == 0 {
-            return Err(err());
-        }
-        fraction = format!("0.{}", &after_dot[..end])
-            .parse::<f64>()
-            .map_err(|_| err())?;
-        rest = &after_dot[end..];
-    }
-    let offset_s = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first() {
-                Some(b'+') => 1,
-                Some(b'-') => -1,
-                _ => return Err(err()),
-            };
-            let r = &rest[1..];
-            if r.len() != 5 || r.as_bytes()[2] != b':' {
-                return Err(err());
-            }
-            let hours: i64 = r[0..2].parse().map_err(|_| err())?;
-            let minutes: i64 = r[3..5].parse().map_err(|_| err())?;
-            if hours > 23 || minutes > 59 {
-                return Err(err());
-            }
-            sign * (hours * 3600 + minutes * 60)
-        }
-    };
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => return Err(err()),
-    };
-    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
-        return Err(err());
-    }
-    let seconds =
-        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
-    Ok(seconds as f64 + fraction)
+    cqlbench_units::time::parse_rfc3339(t).ok_or_else(err)
 }
 
 impl RunArgs {
@@ -557,13 +449,21 @@ impl RunArgs {
     }
 }
 
-fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
-    let info = find_workload(&args.workload)?;
-    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
-    });
-    let mut o = RunOptions::new(workload, hosts, out);
+/// `-r`: a share between 0 and 1.
+fn parse_read_ratio(text: &str) -> Result<f64> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| (0.0..=1.0).contains(v))
+        .ok_or_else(|| {
+            invalid(format!(
+                "invalid read ratio '{text}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
+            ))
+        })
+}
+
+/// What is sent and how fast: stopping rule, partitions, threads, rate, populate, warm-up, tick.
+fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     o.stopping = match (&args.duration, &args.ops) {
         (_, Some(n)) => Stopping::Ops(unit(parse_count(n))?),
         (Some(d), None) => Stopping::Duration(unit(parse_duration(d))?),
@@ -573,16 +473,7 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     o.concurrency = parse_number("--concurrency", &args.concurrency, 1usize)?;
     o.threads = parse_number("--threads", &args.threads, 1usize)?;
     if let Some(r) = &args.read_ratio {
-        o.read_ratio = r
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| (0.0..=1.0).contains(v))
-            .ok_or_else(|| {
-                invalid(format!(
-                    "invalid read ratio '{r}': must be between 0 and 1 (e.g. -r 0.2 for 20% reads)"
-                ))
-            })?;
+        o.read_ratio = parse_read_ratio(r)?;
     }
     o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
     o.partition_gen = args.partition_generator.parse::<PartitionGen>()?;
@@ -591,6 +482,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
         unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
     o.tick = unit(parse_duration(&args.tick))?;
     o.record_slow_ops = !args.no_slow_ops;
+    Ok(())
+}
+
+/// Consistency levels, keyspace and table options.
+fn schema_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     if let Some(cl) = &args.consistency {
         o.consistency = cl.parse::<Consistency>()?;
     }
@@ -613,6 +509,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
         .transpose()?;
     o.keyspace = args.keyspace.clone();
     o.drop_keyspace = args.drop;
+    Ok(())
+}
+
+/// How the client connects: connections, port, datacenter, timeout, seed, credentials, TLS.
+fn connection_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     o.connections_per_host =
         parse_number("--connections-per-host", &args.connections_per_host, 1usize)?;
     o.port = parse_number("--port", &args.port, 1u16)?;
@@ -629,26 +530,44 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
             )));
         }
     }
+    Ok(())
+}
+
+/// `--start-at`: ahead of now, by at most 24 h.
+fn check_start_at(text: &str) -> Result<f64> {
+    let at = parse_start_at(text)?;
+    let now = cqlbench_units::time::unix_now();
+    if at < now {
+        return Err(invalid(format!(
+            "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
+            now - at
+        )));
+    }
+    if at > now + MAX_START_AHEAD_S {
+        return Err(invalid(format!(
+            "--start-at {text} is {:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
+            (at - now) / 3600.0
+        )));
+    }
+    Ok(at)
+}
+
+fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
+    let info = find_workload(&args.workload)?;
+    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
+    });
+    let mut o = RunOptions::new(workload, hosts, out);
+    load_options(args, &mut o)?;
+    schema_options(args, &mut o)?;
+    connection_options(args, &mut o)?;
     o.clients = parse_number("--clients", &args.clients, 1u64)?;
     o.client_id = parse_number("--client-id", &args.client_id, 0u64)?;
     if let Some(file) = args.start_at.as_deref().and_then(|t| t.strip_prefix('@')) {
         o.start_at_file = Some(start_at_file(file)?);
-    } else if let Some(text) = &args.start_at {
-        let at = parse_start_at(text)?;
-        let now = unix_now();
-        if at < now {
-            return Err(invalid(format!(
-                "--start-at {text} is {:.1} s in the past: choose a time ahead, the same for every client",
-                now - at
-            )));
-        }
-        if at > now + MAX_START_AHEAD_S {
-            return Err(invalid(format!(
-                "--start-at {text} is {:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
-                (at - now) / 3600.0
-            )));
-        }
-        o.start_at = Some(at);
+    } else {
+        o.start_at = args.start_at.as_deref().map(check_start_at).transpose()?;
     }
     o.p99_window = unit(parse_duration(&args.p99_window))?;
     if o.p99_window.is_zero() {
@@ -698,7 +617,7 @@ mod tests {
 
     #[test]
     fn clients_options_are_parsed_and_refused_in_one_line() {
-        let at = format!("{:.3}", unix_now() + 60.0);
+        let at = format!("{:.3}", cqlbench_units::time::unix_now() + 60.0);
         let args = |extra: &[&str]| {
             let mut argv = vec!["KeyValue", "--rate", "1500"];
             argv.extend_from_slice(extra);

@@ -2,6 +2,7 @@
 //! `concurrency` requests in flight, and a reporter that drains the recorders once a second into the
 //! result files and the progress line.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,10 +13,12 @@ use cqlbench_cql::ExecuteFrame;
 use hdrhistogram::Histogram;
 
 use crate::options::{RunOptions, Stopping};
-use crate::output::{
-    format_result_table, ClientSummary, IntervalRow, OpSummary, Percentiles, PhaseSummary,
-    ResultFiles, Summary,
+use cqlbench_results::{
+    round3, ClientSummary, ErrorCounts, OpSummary, Percentiles, PhaseSummary, RunStatus, Settings,
+    Summary, WindowP99, FORMAT_VERSION,
 };
+
+use crate::output::{format_result_table, Interval, ResultFiles};
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
@@ -116,13 +119,6 @@ const WINDOW_SLACK: Duration = Duration::from_millis(500);
 
 fn p99_ms(h: &Histogram<u64>) -> f64 {
     h.value_at_quantile(0.99) as f64 / 1000.0
-}
-
-/// The corrected p99 of the successful operations of one window, and the window's length.
-#[derive(Debug, Clone, Copy)]
-struct WindowP99 {
-    p99_ms: f64,
-    seconds: f64,
 }
 
 /// Per-operation-type totals kept by the reporter.
@@ -406,6 +402,58 @@ async fn run_async(
     options: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, LoadError> {
+    let (ctx, conns, settings) = prepare(options).await?;
+    let (populate, conns) = if options.populate > 0 {
+        let (summary, conns) = populate(&ctx, options, progress, conns).await?;
+        (Some(summary), conns)
+    } else {
+        (None, conns)
+    };
+    // A short lead so that the first operations are not already late when the tasks start; with
+    // --start-at, the common start of all clients (with --start-at @FILE, once written there).
+    let start_at = match &options.start_at_file {
+        Some(file) => Some(start_from_file(file, &ctx.stop, progress).await?),
+        None => options.start_at,
+    };
+    let (start, start_wall) = match start_at {
+        Some(at) => common_start(at, progress)?,
+        None => {
+            let lead = Duration::from_millis(20);
+            (Instant::now() + lead, SystemTime::now() + lead)
+        }
+    };
+    let plan = measured_phase(options, start);
+    let measured_start_wall = start_wall + options.warmup;
+    let base = SummaryBase {
+        workload: options.workload.info.name.to_string(),
+        // This client's share: what it alone is to achieve.
+        target_rate: options.client_rate(),
+        p99_window: options.p99_window,
+        max_in_flight: options.max_in_flight(),
+        scheduled: plan
+            .count
+            .filter(|_| options.rate.is_some())
+            .map(|c| plan.own_count(c)),
+        clients: options.clients,
+        client_id: options.client_id,
+        start_at,
+        settings,
+        populate,
+        measured_start_unix_s: measured_start_wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    };
+    let files = ResultFiles::create(&options.out_dir, measured_start_wall)?;
+    let phase = spawn_phase(&ctx, &plan, conns, true)?;
+    let mut reporter = Reporter::new(options, plan, files, base);
+    measure(&ctx, phase, &mut reporter, progress).await
+}
+
+/// The schema set up through the driver, the topology read, and the load's own connections opened;
+/// with the settings summary.json records.
+async fn prepare(
+    options: &RunOptions,
+) -> Result<(Arc<Ctx>, Vec<ThreadConns>, Settings), LoadError> {
     // The driver sets up the schema and reads the topology; the load path then speaks CQL itself.
     let driver = session::connect(options).await?;
     session::check_datacenter(&driver, options)?;
@@ -436,28 +484,12 @@ async fn run_async(
         fault_panic: fault_panic_from_env()?,
     });
     spawn_stop_on_ctrl_c(&ctx);
-    let settings = settings_json(options, &replication);
+    Ok((ctx, conns, settings(options, &replication)))
+}
 
-    let (populate, conns) = if options.populate > 0 {
-        let (summary, conns) = populate(&ctx, options, progress, conns).await?;
-        (Some(summary), conns)
-    } else {
-        (None, conns)
-    };
-
-    // A short lead so that the first operations are not already late when the tasks start; with
-    // --start-at, the common start of all clients.
-    let start_at = match &options.start_at_file {
-        Some(file) => Some(start_from_file(file, &ctx.stop, progress).await?),
-        None => options.start_at,
-    };
-    let (start, start_wall) = match start_at {
-        Some(at) => common_start(at, progress)?,
-        None => {
-            let lead = Duration::from_millis(20);
-            (Instant::now() + lead, SystemTime::now() + lead)
-        }
-    };
+/// The schedule of the warm-up and the measured phase from `start`: how many operations (with a
+/// rate) or until when (unthrottled), and how long a server that fell behind may take to catch up.
+fn measured_phase(options: &RunOptions, start: Instant) -> Phase {
     let measure_start = start + options.warmup;
     let (count, deadline) = match (options.stopping, options.rate) {
         (Stopping::Ops(n), Some(rate)) => {
@@ -474,7 +506,7 @@ async fn run_async(
         (Some(c), Some(rate)) => start + Duration::from_secs_f64(c as f64 / rate),
         _ => deadline.unwrap_or(start),
     };
-    let plan = Phase {
+    Phase {
         base: options.populate,
         count,
         rate: options.rate,
@@ -490,51 +522,37 @@ async fn run_async(
         group: options.release_group(),
         clients: options.clients,
         client_id: options.client_id,
-    };
-    let start_wall = start_wall + options.warmup;
-    let mut files = ResultFiles::create(&options.out_dir, start_wall)?;
-    let mut phase = spawn_phase(&ctx, &plan, conns, true)?;
+    }
+}
 
-    let mut totals = Totals::new();
-    let mut ended = PhaseEnd {
-        running: plan.threads as usize,
-        ..PhaseEnd::default()
-    };
+/// Ticks once a second from the schedule's start. With a common start the ticks stay on its whole
+/// seconds (a late tick makes a longer row, the next one is back on the grid), so that the clients'
+/// intervals line up second by second.
+fn reporting_ticker(start: Instant, common_start: bool) -> tokio::time::Interval {
     let mut ticker = tokio::time::interval_at(
         (start + Duration::from_secs(1)).into(),
         Duration::from_secs(1),
     );
-    // With a common start the ticks stay on its whole seconds (a late tick makes a longer row, the
-    // next one is back on the grid), so that the clients' intervals line up second by second.
-    ticker.set_missed_tick_behavior(if start_at.is_some() {
+    ticker.set_missed_tick_behavior(if common_start {
         tokio::time::MissedTickBehavior::Skip
     } else {
         tokio::time::MissedTickBehavior::Delay
     });
-    let mut last_tick = start;
-    // Start of the measured operations not yet written as a row. A tick that falls a moment after the
-    // measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise write
-    // a measured row a fraction of a millisecond long; its operations are held for the next row.
-    let mut measured_since = measure_start;
-    let mut held_measured: Option<[OpStats; 2]> = None;
-    let summary_base = SummaryBase {
-        workload: options.workload.info.name.to_string(),
-        // This client's share: what it alone is to achieve.
-        target_rate: options.client_rate(),
-        p99_window: options.p99_window,
-        max_in_flight: options.max_in_flight(),
-        scheduled: count
-            .filter(|_| options.rate.is_some())
-            .map(|c| plan.own_count(c)),
-        clients: options.clients,
-        client_id: options.client_id,
-        start_at,
-        settings,
-        populate,
-        measured_start_unix_s: start_wall
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
+    ticker
+}
+
+/// Runs the measured phase to its end, reporting once a second and when the threads are done.
+async fn measure(
+    ctx: &Arc<Ctx>,
+    mut phase: PhaseRun,
+    reporter: &mut Reporter<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunResult, LoadError> {
+    let mut ended = PhaseEnd {
+        running: reporter.plan.threads as usize,
+        ..PhaseEnd::default()
     };
+    let mut ticker = reporting_ticker(reporter.plan.start, reporter.base.start_at.is_some());
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
@@ -545,96 +563,175 @@ async fn run_async(
                 true
             }
         };
-        let now = Instant::now();
-        let mut interval = drain(&phase.recorders);
-        if let Some(held) = held_measured.take() {
-            for (stats, h) in interval.measured.iter_mut().zip(&held) {
-                stats.merge_from(h);
-            }
-        }
-        let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
-        let _ = totals.hiccup.add(&interval.lateness);
-        let _ = totals.send_gaps.add(&interval.send_gaps);
-        let length = now.saturating_duration_since(last_tick);
-        let since_measure_start = |t: Instant| {
-            t.saturating_duration_since(measure_start).as_secs_f64()
-                - measure_start.saturating_duration_since(t).as_secs_f64()
+        let status = match (finished, &ended.failure) {
+            (false, _) => RunStatus::Running,
+            (true, Some(_)) => RunStatus::Failed,
+            (true, None) if ctx.stop.load(Ordering::Relaxed) => RunStatus::Interrupted,
+            (true, None) => RunStatus::Complete,
         };
-        let per_second = |n: f64| n / length.as_secs_f64().max(1e-9);
-        let rows = RowSpans::at(last_tick, now, measure_start, measured_since, finished);
-        let warmup_activity = interval
+        let summary = reporter.report(ctx, &phase.recorders, &ended, status, progress)?;
+        if finished {
+            return reporter.finish(summary, ended);
+        }
+    }
+}
+
+/// Drains the client threads' recorders once a second into intervals.csv, the interval logs,
+/// slow-ops.csv, the run's totals, summary.json and the progress line.
+struct Reporter<'a> {
+    options: &'a RunOptions,
+    plan: Phase,
+    files: ResultFiles,
+    totals: Totals,
+    base: SummaryBase,
+    last_tick: Instant,
+    /// Start of the measured operations not yet written as a row. A tick that falls a moment after
+    /// the measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise
+    /// write a measured row a fraction of a millisecond long; its operations are held for the next row.
+    measured_since: Instant,
+    held_measured: Option<[OpStats; 2]>,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(options: &'a RunOptions, plan: Phase, files: ResultFiles, base: SummaryBase) -> Self {
+        Reporter {
+            options,
+            last_tick: plan.start,
+            measured_since: plan.measure_start,
+            plan,
+            files,
+            totals: Totals::new(),
+            base,
+            held_measured: None,
+        }
+    }
+
+    /// Seconds from the measured start (negative in the warm-up).
+    fn since_measure_start(&self, t: Instant) -> f64 {
+        let measure_start = self.plan.measure_start;
+        t.saturating_duration_since(measure_start).as_secs_f64()
+            - measure_start.saturating_duration_since(t).as_secs_f64()
+    }
+
+    /// Writes the interval's rows (see [`RowSpans`]): the warm-up's up to the measured start, and the
+    /// measured phase's (or holds a measured row that would be a fraction of a millisecond long for
+    /// the next one).
+    fn write_rows(
+        &mut self,
+        interval: &mut IntervalRecorder,
+        now: Instant,
+        finished: bool,
+        hiccup_max_ms: f64,
+    ) -> Result<(), LoadError> {
+        let measure_start = self.plan.measure_start;
+        let rows = RowSpans::at(
+            self.last_tick,
+            now,
+            measure_start,
+            self.measured_since,
+            finished,
+        );
+        let warm = interval
             .warmup
             .iter()
             .any(|s| s.count + s.errors.total() + s.sent > 0);
-        if let (Some((from, to)), true) = (rows.warmup, warmup_activity) {
+        if let (Some((from, to)), true) = (rows.warmup, warm) {
             let span = to.saturating_duration_since(from);
-            files.write_interval(&IntervalRow {
-                elapsed_s: since_measure_start(to),
+            self.files.write_interval(&Interval {
+                elapsed_s: self.since_measure_start(to),
                 length: span,
-                phase: "warmup",
+                measured: false,
                 stats: &interval.warmup,
-                scheduled_ops_s: scheduled_in(&plan, from, to) / span.as_secs_f64().max(1e-9),
+                scheduled_ops_s: scheduled_in(&self.plan, from, to) / span.as_secs_f64().max(1e-9),
                 hiccup_max_ms,
                 write_hlog: false,
             })?;
         }
         match rows.measured {
             MeasuredRow::None => {}
-            MeasuredRow::Hold => held_measured = Some(std::mem::take(&mut interval.measured)),
+            MeasuredRow::Hold => {
+                self.held_measured = Some(std::mem::take(&mut interval.measured));
+            }
             MeasuredRow::Write { from } => {
                 let measured_length = now.saturating_duration_since(from);
-                files.write_interval(&IntervalRow {
-                    elapsed_s: since_measure_start(now),
+                self.files.write_interval(&Interval {
+                    elapsed_s: self.since_measure_start(now),
                     length: measured_length,
-                    phase: "measured",
+                    measured: true,
                     stats: &interval.measured,
-                    scheduled_ops_s: scheduled_in(&plan, from, now)
+                    scheduled_ops_s: scheduled_in(&self.plan, from, now)
                         / measured_length.as_secs_f64().max(1e-9),
                     hiccup_max_ms,
                     write_hlog: true,
                 })?;
-                measured_since = now;
+                self.measured_since = now;
             }
         }
-        absorb(&mut totals, &interval, measure_start, now);
-        if options.record_slow_ops {
-            files.write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
-            set_slow_thresholds(&phase.recorders, slow_thresholds(&totals, &interval));
+        Ok(())
+    }
+
+    /// One reporting moment: everything the threads recorded since the last one, written; returns
+    /// the summary as it stands.
+    fn report(
+        &mut self,
+        ctx: &Ctx,
+        recorders: &[Arc<Mutex<IntervalRecorder>>],
+        ended: &PhaseEnd,
+        status: RunStatus,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Summary, LoadError> {
+        let finished = status != RunStatus::Running;
+        let now = Instant::now();
+        let mut interval = drain(recorders);
+        if let Some(held) = self.held_measured.take() {
+            for (stats, h) in interval.measured.iter_mut().zip(&held) {
+                stats.merge_from(h);
+            }
         }
-        totals.close_window(finished, options.p99_window, now);
-        let status = match (finished, &ended.failure) {
-            (false, _) => "running",
-            (true, Some(_)) => "failed",
-            (true, None) if ctx.stop.load(Ordering::Relaxed) => "interrupted",
-            (true, None) => "complete",
-        };
-        let summary = build_summary(&summary_base, &totals, measure_start, &ended, status);
-        files.write_summary(&summary)?;
+        let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
+        let _ = self.totals.hiccup.add(&interval.lateness);
+        let _ = self.totals.send_gaps.add(&interval.send_gaps);
+        self.write_rows(&mut interval, now, finished, hiccup_max_ms)?;
+        let measure_start = self.plan.measure_start;
+        absorb(&mut self.totals, &interval, measure_start, now);
+        if self.options.record_slow_ops {
+            self.files
+                .write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
+            set_slow_thresholds(recorders, slow_thresholds(&self.totals, &interval));
+        }
+        self.totals
+            .close_window(finished, self.options.p99_window, now);
+        let summary = build_summary(&self.base, &self.totals, measure_start, ended, status);
+        self.files.write_summary(&summary)?;
+        let length = now.saturating_duration_since(self.last_tick);
         progress(&progress_line(
-            now.saturating_duration_since(start),
+            now.saturating_duration_since(self.plan.start),
             // A tick that held its few measured operations for the next row still reports the
             // warm-up it closed, not an empty measured second.
-            now < measure_start || held_measured.is_some(),
-            per_second(scheduled_in(&plan, last_tick, now)),
+            now < measure_start || self.held_measured.is_some(),
+            scheduled_in(&self.plan, self.last_tick, now) / length.as_secs_f64().max(1e-9),
             &interval,
             length,
             hiccup_max_ms,
         ));
-        last_tick = now;
-        if finished {
-            if let Some(reason) = ended.failure {
-                return Err(LoadError::ClientFailed {
-                    reason,
-                    dir: options.out_dir.clone(),
-                });
-            }
-            let table = format_result_table(&summary);
-            return Ok(RunResult {
-                summary,
-                out_dir: options.out_dir.clone(),
-                table,
+        self.last_tick = now;
+        Ok(summary)
+    }
+
+    /// The run's result once every thread has ended, or the failure that stopped it.
+    fn finish(&self, summary: Summary, ended: PhaseEnd) -> Result<RunResult, LoadError> {
+        if let Some(reason) = ended.failure {
+            return Err(LoadError::ClientFailed {
+                reason,
+                dir: self.options.out_dir.clone(),
             });
         }
+        let table = format_result_table(&summary);
+        Ok(RunResult {
+            summary,
+            out_dir: self.options.out_dir.clone(),
+            table,
+        })
     }
 }
 
@@ -782,7 +879,7 @@ async fn start_from_file(
     };
     let at = crate::args::parse_start_at(&line)
         .map_err(|_| refused("not a Unix time in seconds or an RFC 3339 time".into()))?;
-    let now = crate::args::unix_now();
+    let now = cqlbench_units::time::unix_now();
     if at > now + crate::args::MAX_START_AHEAD_S {
         return Err(refused(format!(
             "{:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
@@ -853,7 +950,7 @@ struct SummaryBase {
     max_in_flight: usize,
     /// Operations on the schedule (warm-up included), with a rate and a count.
     scheduled: Option<u64>,
-    settings: serde_json::Value,
+    settings: Settings,
     populate: Option<PhaseSummary>,
     /// Wall-clock start of the measured phase, seconds since the epoch.
     measured_start_unix_s: f64,
@@ -862,25 +959,8 @@ struct SummaryBase {
     start_at: Option<f64>,
 }
 
-/// The seeds' "Average p99" (weighted by window length, so a short last window counts for its
-/// length) and "Max p99", or why there are none.
-fn windowed_p99(windows: &[WindowP99]) -> (Option<f64>, Option<f64>, Option<String>) {
-    if windows.is_empty() {
-        return (None, None, Some("no successful operation".into()));
-    }
-    let seconds: f64 = windows.iter().map(|w| w.seconds).sum();
-    let average = if seconds > 0.0 {
-        windows.iter().map(|w| w.p99_ms * w.seconds).sum::<f64>() / seconds
-    } else {
-        windows.iter().map(|w| w.p99_ms).sum::<f64>() / windows.len() as f64
-    };
-    let max = windows.iter().map(|w| w.p99_ms).fold(0.0, f64::max);
-    (Some(round3(average)), Some(round3(max)), None)
-}
-
 fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
-    let (avg_p99_ms, max_p99_ms, p99_note) = windowed_p99(windows);
-    OpSummary {
+    let mut summary = OpSummary {
         count: s.count,
         errors: s.errors,
         sent: s.sent,
@@ -892,10 +972,89 @@ fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
         latency_ms: Percentiles::of(&s.latency),
         service_time_ms: Percentiles::of(&s.service),
         failed_latency_ms: Percentiles::of(&s.failed_latency),
-        avg_p99_ms,
-        max_p99_ms,
-        p99_windows: windows.len(),
-        p99_note,
+        ..OpSummary::default()
+    };
+    summary.set_windows(windows);
+    summary
+}
+
+impl Totals {
+    /// Seconds from the measured start to the last measured completion.
+    fn measured_elapsed(&self, measure_start: Instant) -> f64 {
+        self.last_measured_done.map_or(0.0, |d| {
+            d.saturating_duration_since(measure_start).as_secs_f64()
+        })
+    }
+
+    /// Every operation type that did anything, measured or in the warm-up, by its name.
+    fn op_summaries(&self, elapsed: f64) -> BTreeMap<String, OpSummary> {
+        OpType::ALL
+            .into_iter()
+            .filter(|op| {
+                let (s, w) = (&self.measured[op.index()], &self.warmup[op.index()]);
+                s.count + s.errors.total() + w.count + w.errors.total() > 0
+            })
+            .map(|op| {
+                let i = op.index();
+                let summary = op_summary(&self.measured[i], &self.window_p99s[i], elapsed);
+                (op.name().to_string(), summary)
+            })
+            .collect()
+    }
+
+    /// The warm-up's counts and p99, when it had operations.
+    fn warmup_summary(&self) -> Option<PhaseSummary> {
+        let count: u64 = self.warmup.iter().map(|s| s.count).sum();
+        let errors: u64 = self.warmup.iter().map(|s| s.errors.total()).sum();
+        (count + errors > 0).then(|| {
+            let mut latency = new_histogram();
+            for s in &self.warmup {
+                let _ = latency.add(&s.latency);
+            }
+            PhaseSummary {
+                count,
+                errors,
+                duration_s: 0.0,
+                ops_per_s: 0.0,
+                latency_p99_ms: Percentiles::of(&latency).p99,
+            }
+        })
+    }
+
+    fn client_summary(&self, base: &SummaryBase, ended: &PhaseEnd) -> ClientSummary {
+        ClientSummary {
+            hiccup_ms: Percentiles::of(&self.hiccup),
+            send_gap_ms: Percentiles::of(&self.send_gaps),
+            concurrency_limited_ops: self.concurrency_limited,
+            reprepared_ops: self.reprepared,
+            scheduled_ops: base.scheduled,
+            unsent_ops: ended.unsent,
+            cancelled_ops: ended.cancelled,
+            max_in_flight: base.max_in_flight,
+        }
+    }
+}
+
+/// What the run's rate and failures come to, in one sentence.
+fn rate_note(
+    base: &SummaryBase,
+    status: RunStatus,
+    ended: &PhaseEnd,
+    achieved: f64,
+    elapsed: f64,
+    failed: &ErrorCounts,
+) -> String {
+    let failures = cqlbench_results::failures_suffix(failed);
+    match (status, &ended.failure) {
+        (RunStatus::Failed, Some(reason)) => {
+            format!("FAILED: {reason}; the run was stopped{failures}")
+        }
+        (RunStatus::Running, _) => "running".to_string(),
+        (RunStatus::Interrupted, _) => format!(
+            "interrupted after {elapsed:.1} s{failures}; {} scheduled operations were not due yet",
+            ended.cancelled
+        ),
+        _ => cqlbench_results::rate_note(base.target_rate, achieved, failed),
     }
 }
 
@@ -904,13 +1063,11 @@ fn build_summary(
     totals: &Totals,
     measure_start: Instant,
     ended: &PhaseEnd,
-    status: &str,
+    status: RunStatus,
 ) -> Summary {
-    let elapsed = totals.last_measured_done.map_or(0.0, |d| {
-        d.saturating_duration_since(measure_start).as_secs_f64()
-    });
+    let elapsed = totals.measured_elapsed(measure_start);
     let successful: u64 = totals.measured.iter().map(|s| s.count).sum();
-    let mut failed = crate::ErrorCounts::default();
+    let mut failed = ErrorCounts::default();
     for s in &totals.measured {
         failed.merge(&s.errors);
     }
@@ -919,95 +1076,29 @@ fn build_summary(
     } else {
         0.0
     };
-    let mut ops = std::collections::BTreeMap::new();
-    for op in OpType::ALL {
-        let s = &totals.measured[op.index()];
-        let w = &totals.warmup[op.index()];
-        if s.count + s.errors.total() + w.count + w.errors.total() == 0 {
-            continue;
-        }
-        ops.insert(
-            op.name().to_string(),
-            op_summary(s, &totals.window_p99s[op.index()], elapsed),
-        );
-    }
-    let rate_kept = failed.total() == 0
-        && base
-            .target_rate
-            .is_none_or(|target| (achieved - target).abs() <= target * 0.01);
-    let failures = if failed.total() > 0 {
-        format!("; {}", failed.describe())
-    } else {
-        String::new()
-    };
-    let rate_note = match (base.target_rate, status, &ended.failure) {
-        (_, "failed", Some(reason)) => format!("FAILED: {reason}; the run was stopped{failures}"),
-        (_, "running", _) => "running".to_string(),
-        (_, "interrupted", _) => format!(
-            "interrupted after {elapsed:.1} s{failures}; {} scheduled operations were not due yet",
-            ended.cancelled
-        ),
-        (None, _, _) => format!("unthrottled (as fast as the in-flight limit allows){failures}"),
-        (Some(target), _, _) if rate_kept => {
-            format!("kept the target rate ({target:.0} ops/s offered)")
-        }
-        (Some(target), _, _) if (achieved - target).abs() <= target * 0.01 => format!(
-            "achieved {achieved:.1} of {target:.0} ops/s offered, BUT {}",
-            failed.describe()
-        ),
-        (Some(target), _, _) => format!(
-            "OFFERED {target:.0} ops/s BUT ACHIEVED {achieved:.1} successful ops/s{failures}; \
-             latencies include the time operations waited"
-        ),
-    };
-    let warm_count: u64 = totals.warmup.iter().map(|s| s.count).sum();
-    let warm_errors: u64 = totals.warmup.iter().map(|s| s.errors.total()).sum();
-    let warmup = (warm_count + warm_errors > 0).then(|| {
-        let mut latency = new_histogram();
-        for s in &totals.warmup {
-            let _ = latency.add(&s.latency);
-        }
-        PhaseSummary {
-            count: warm_count,
-            errors: warm_errors,
-            duration_s: 0.0,
-            ops_per_s: 0.0,
-            latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
-        }
-    });
     Summary {
+        version: FORMAT_VERSION,
         workload: base.workload.clone(),
         target_rate: base.target_rate,
         achieved_rate: round3(achieved),
-        rate_kept,
-        rate_note,
+        rate_kept: cqlbench_results::rate_kept(base.target_rate, achieved, &failed),
+        rate_note: rate_note(base, status, ended, achieved, elapsed, &failed),
         duration_s: round3(elapsed),
-        status: status.to_string(),
+        status,
         failure: ended.failure.clone(),
         p99_window_s: base.p99_window.as_secs_f64(),
-        ops,
-        client: ClientSummary {
-            hiccup_ms: Percentiles::of(&totals.hiccup),
-            send_gap_ms: Percentiles::of(&totals.send_gaps),
-            concurrency_limited_ops: totals.concurrency_limited,
-            reprepared_ops: totals.reprepared,
-            scheduled_ops: base.scheduled,
-            unsent_ops: ended.unsent,
-            cancelled_ops: ended.cancelled,
-            max_in_flight: base.max_in_flight,
-        },
-        warmup,
+        ops: totals.op_summaries(elapsed),
+        client: totals.client_summary(base, ended),
+        warmup: totals.warmup_summary(),
         populate: base.populate.clone(),
         settings: base.settings.clone(),
         measured_start_unix_s: base.measured_start_unix_s,
         clients: base.clients,
         client_id: Some(base.client_id),
         start_at: base.start_at,
+        merged_from: None,
+        validity: None,
     }
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 fn progress_line(
@@ -1034,7 +1125,7 @@ fn progress_line(
         per_second(sent),
         per_second(ok),
     );
-    let mut failed = crate::ErrorCounts::default();
+    let mut failed = ErrorCounts::default();
     let mut failed_latency = new_histogram();
     for op in OpType::ALL {
         let s = &stats[op.index()];
@@ -1134,54 +1225,68 @@ async fn populate(
                 errors,
                 duration_s: round3(seconds),
                 ops_per_s: round3(done as f64 / seconds.max(1e-9)),
-                latency_p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
+                latency_p99_ms: Percentiles::of(&latency).p99,
             };
             return Ok((summary, phase.join()?));
         }
     }
 }
 
-fn settings_json(o: &RunOptions, replication: &str) -> serde_json::Value {
-    serde_json::json!({
-        "hosts": o.hosts,
-        "port": o.port,
-        "dc": o.dc,
-        "keyspace": o.keyspace,
-        "replication": replication,
-        "compaction": o.compaction.as_ref().map(|c| c.to_string()),
-        "consistency": format!("{:?}", o.consistency),
-        "serial_consistency": format!("{:?}", o.serial_consistency),
-        "partitions": o.partitions,
-        "partition_generator": format!("{:?}", o.partition_gen).to_lowercase(),
-        "concurrency_per_thread": o.concurrency,
-        "threads": o.threads,
-        "connections_per_host": o.connections_per_host,
+/// The run's options as summary.json records them.
+fn settings(o: &RunOptions, replication: &str) -> Settings {
+    Settings {
+        hosts: o.hosts.clone(),
+        port: o.port,
+        dc: o.dc.clone(),
+        keyspace: o.keyspace.clone(),
+        replication: replication.to_string(),
+        compaction: o.compaction.as_ref().map(|c| c.to_string()),
+        consistency: format!("{:?}", o.consistency),
+        serial_consistency: format!("{:?}", o.serial_consistency),
+        partitions: o.partitions,
+        partition_generator: format!("{:?}", o.partition_gen).to_lowercase(),
+        concurrency_per_thread: o.concurrency,
+        threads: o.threads,
+        connections_per_host: o.connections_per_host,
         // Each client thread has its own connections, at least one per host.
-        "connections_per_host_opened": o.connections_per_host.max(o.threads),
-        "read_ratio": o.read_ratio,
-        "populate": o.populate,
-        "warmup_s": o.warmup.as_secs_f64(),
-        "request_timeout_s": o.request_timeout.as_secs_f64(),
-        "tick_ms": o.tick.as_secs_f64() * 1000.0,
-        "slow_ops_file": o.record_slow_ops.then_some("slow-ops.csv"),
-        "release_group": o.release_group(),
-        "seed": o.seed,
+        connections_per_host_opened: o.connections_per_host.max(o.threads),
+        read_ratio: o.read_ratio,
+        populate: o.populate,
+        warmup_s: o.warmup.as_secs_f64(),
+        request_timeout_s: o.request_timeout.as_secs_f64(),
+        tick_ms: o.tick.as_secs_f64() * 1000.0,
+        slow_ops_file: o
+            .record_slow_ops
+            .then(|| cqlbench_results::SLOW_OPS_FILE.to_string()),
+        release_group: o.release_group(),
+        seed: o.seed,
         // --rate, -n, --populate are of all clients together; each sends its share.
-        "rate_all_clients": o.rate,
-        "stopping": match o.stopping {
-            Stopping::Duration(d) => serde_json::json!({ "duration_s": d.as_secs_f64() }),
-            Stopping::Ops(n) => serde_json::json!({ "ops": n }),
-        },
-        "clients": o.clients,
-        "start_at": o.start_at,
-        "start_at_file": o.start_at_file,
-        "workload_parameters": o.workload.params.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
-    })
+        rate_all_clients: o.rate,
+        stopping: Some(match o.stopping {
+            Stopping::Duration(d) => cqlbench_results::Stopping::DurationS(d.as_secs_f64()),
+            Stopping::Ops(n) => cqlbench_results::Stopping::Ops(n),
+        }),
+        clients: o.clients,
+        start_at: o.start_at,
+        workload_parameters: o
+            .workload
+            .params
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The windowed p99s as summary.json gets them.
+    fn windowed_p99(windows: &[WindowP99]) -> (Option<f64>, Option<f64>, Option<String>) {
+        let mut summary = OpSummary::default();
+        summary.set_windows(windows);
+        (summary.avg_p99_ms, summary.max_p99_ms, summary.p99_note)
+    }
 
     const WINDOW: Duration = Duration::from_secs(10);
 

@@ -4,7 +4,8 @@
 //! intended start, so time spent waiting behind a stalled server or a full in-flight limit counts
 //! (no coordinated omission); its service time (completion minus actual send) is recorded too. Both
 //! go into per-operation-type HdrHistograms (µs, 3 significant digits). Results are written while the
-//! run goes: `summary.json`, `intervals.csv` and one `.hlog` interval log per operation type.
+//! run goes, in the formats of `cqlbench-results`: `summary.json`, `intervals.csv`, `slow-ops.csv` and
+//! `.hlog` interval logs per operation type.
 
 pub mod args;
 pub mod cqlmap;
@@ -22,8 +23,7 @@ pub use args::RunArgs;
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
 pub use engine::{run, RunResult};
 pub use options::{Consistency, Credentials, RunOptions, Stopping};
-pub use output::{format_result_table, Brief, OpSummary, Percentiles, Summary, INTERVAL_COLUMNS};
-pub use recorder::ErrorCounts;
+pub use output::format_result_table;
 pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
 
 /// Everything that can stop a run, as one line for the CLI.
@@ -41,6 +41,8 @@ pub enum LoadError {
     Schema { statement: String, reason: String },
     #[error("cannot prepare '{statement}': {reason}")]
     Prepare { statement: String, reason: String },
+    #[error(transparent)]
+    Results(#[from] cqlbench_results::ResultsError),
     #[error("cannot write {path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -162,6 +162,43 @@ impl RunOptions {
         self.rate.map(|rate| rate / self.clients.max(1) as f64)
     }
 
+    /// `--clients`, `--client-id` and `--start-at` together.
+    fn validate_clients(&self) -> Result<(), LoadError> {
+        let bad = |m: String| Err(LoadError::InvalidOption(m));
+        if self.clients == 0 {
+            return bad("--clients must be at least 1".into());
+        }
+        if self.client_id >= self.clients {
+            return bad(format!(
+                "invalid --client-id {}: must be below --clients {} (ids are 0-based: 0 to {})",
+                self.client_id,
+                self.clients,
+                self.clients - 1
+            ));
+        }
+        if self.clients > 1 && self.start_at.is_none() && self.start_at_file.is_none() {
+            return bad(format!(
+                "--clients {} needs --start-at: separate client processes share one schedule only \
+                 from a common start (e.g. --start-at $(( $(date +%s) + 30 )) given to every client, \
+                 or --start-at @FILE and the time written into FILE once all are ready)",
+                self.clients
+            ));
+        }
+        if self.clients > 1 && self.drop_keyspace {
+            return bad(
+                "--drop cannot be used with --clients > 1: every client would drop the others' \
+                 tables; drop the keyspace once before starting the clients"
+                    .into(),
+            );
+        }
+        if let Some(at) = self.start_at {
+            if !at.is_finite() || at <= 0.0 {
+                return bad(format!("invalid --start-at {at}: not a time"));
+            }
+        }
+        Ok(())
+    }
+
     /// Rejects settings that cannot make a meaningful run, with one line saying which and why.
     pub fn validate(&self) -> Result<(), LoadError> {
         let bad = |m: String| Err(LoadError::InvalidOption(m));
@@ -209,37 +246,7 @@ impl RunOptions {
         if self.request_timeout.is_zero() {
             return bad("--request-timeout must be greater than zero".into());
         }
-        if self.clients == 0 {
-            return bad("--clients must be at least 1".into());
-        }
-        if self.client_id >= self.clients {
-            return bad(format!(
-                "invalid --client-id {}: must be below --clients {} (ids are 0-based: 0 to {})",
-                self.client_id,
-                self.clients,
-                self.clients - 1
-            ));
-        }
-        if self.clients > 1 && self.start_at.is_none() && self.start_at_file.is_none() {
-            return bad(format!(
-                "--clients {} needs --start-at: separate client processes share one schedule only \
-                 from a common start (e.g. --start-at $(( $(date +%s) + 30 )) given to every client, \
-                 or --start-at @FILE and the time written into FILE once all are ready)",
-                self.clients
-            ));
-        }
-        if self.clients > 1 && self.drop_keyspace {
-            return bad(
-                "--drop cannot be used with --clients > 1: every client would drop the others' \
-                 tables; drop the keyspace once before starting the clients"
-                    .into(),
-            );
-        }
-        if let Some(at) = self.start_at {
-            if !at.is_finite() || at <= 0.0 {
-                return bad(format!("invalid --start-at {at}: not a time"));
-            }
-        }
+        self.validate_clients()?;
         if self.tick > Duration::from_secs(1) {
             return bad(format!(
                 "--tick {:?} is too coarse: at most 1s (0 releases every operation at its own time)",

@@ -3,83 +3,11 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
 
 use crate::workload::OpType;
 
-/// Histograms hold microseconds with 3 significant digits. They start small and grow on demand, so an
-/// idle operation type costs a few kilobytes.
-pub fn new_histogram() -> Histogram<u64> {
-    let mut h =
-        Histogram::new_with_bounds(1, 16_384, 3).expect("static histogram bounds are valid");
-    h.auto(true);
-    h
-}
-
-/// How an operation failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// No answer within `--request-timeout` (or one that came after it).
-    Timeout,
-    Unavailable,
-    Overloaded,
-    /// A broken or refused connection, a server error of another kind.
-    Other,
-    /// Due on the schedule but never sent: the run gave up on it (the server fell too far behind, or
-    /// the run was stopped). Its latency is at least its age when the run gave up.
-    Unsent,
-}
-
-/// Failed operations by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct ErrorCounts {
-    pub timeout: u64,
-    pub unavailable: u64,
-    pub overloaded: u64,
-    pub other: u64,
-    pub unsent: u64,
-}
-
-impl ErrorCounts {
-    pub fn total(&self) -> u64 {
-        self.timeout + self.unavailable + self.overloaded + self.other + self.unsent
-    }
-
-    pub fn add(&mut self, kind: ErrorKind) {
-        match kind {
-            ErrorKind::Timeout => self.timeout += 1,
-            ErrorKind::Unavailable => self.unavailable += 1,
-            ErrorKind::Overloaded => self.overloaded += 1,
-            ErrorKind::Other => self.other += 1,
-            ErrorKind::Unsent => self.unsent += 1,
-        }
-    }
-
-    pub fn merge(&mut self, other: &ErrorCounts) {
-        self.timeout += other.timeout;
-        self.unavailable += other.unavailable;
-        self.overloaded += other.overloaded;
-        self.other += other.other;
-        self.unsent += other.unsent;
-    }
-
-    /// `"12 failed: timeout 10, unsent 2"`, naming only the kinds that occurred.
-    pub fn describe(&self) -> String {
-        let kinds = [
-            ("timeout", self.timeout),
-            ("unavailable", self.unavailable),
-            ("overloaded", self.overloaded),
-            ("other", self.other),
-            ("unsent", self.unsent),
-        ];
-        let named: Vec<String> = kinds
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(name, n)| format!("{name} {n}"))
-            .collect();
-        format!("{} failed: {}", self.total(), named.join(", "))
-    }
-}
+pub use cqlbench_results::hlog::new_histogram;
+pub use cqlbench_results::{ErrorCounts, ErrorKind};
 
 /// One finished operation.
 #[derive(Debug, Clone, Copy)]

@@ -690,6 +690,285 @@ struct Tally {
     send_gaps: Vec<u64>,
 }
 
+/// The next operation of a thread's share, as the schedule has it now.
+enum Next {
+    /// Release the operation with this relative number, intended at this time (`None`: unthrottled).
+    Release(u64, Option<Instant>),
+    /// Nothing is due before this time.
+    Due(Instant),
+    /// The thread's share is done (all sent, the deadline passed, or the server fell too far behind).
+    Exhausted,
+}
+
+/// What one pass of releasing due operations did.
+#[derive(Default)]
+struct Released {
+    /// When the next operation is due (when the pass stopped for that reason).
+    next_due: Option<Instant>,
+    /// Unthrottled and no node reachable: wait for a reconnection.
+    no_connection: bool,
+    sent_any: bool,
+}
+
+/// One client thread's loop over its share of a phase: releases what is due, reads responses and
+/// completes operations, with the connections it owns.
+struct ThreadLoop<'a, T, B> {
+    config: &'a WireConfig,
+    conns: &'a mut ThreadConns,
+    schedule: &'a Schedule<'a>,
+    io: &'a LoopIo<'a>,
+    op_type: T,
+    bind: B,
+    epoll: Epoll,
+    completed: Vec<Completion>,
+    tally: Tally,
+    last_release: Option<Instant>,
+    released_total: u64,
+    /// Rate mode: relative number (within the phase, over all threads) of this thread's next operation.
+    cursor: u64,
+    /// Unthrottled: the operation number claimed and not yet released.
+    claimed: Option<u64>,
+    exhausted: bool,
+    /// Every in-flight slot was taken when an operation was due.
+    blocked: bool,
+}
+
+impl<T, B> ThreadLoop<'_, T, B>
+where
+    T: Fn(u64) -> OpType,
+    B: FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
+{
+    /// Whether the schedule has an operation to release now.
+    fn next(&mut self, now: Instant, interval_nanos: Option<f64>) -> Next {
+        let phase = self.schedule.phase;
+        match interval_nanos {
+            Some(nanos) => {
+                if phase.count.is_some_and(|c| self.cursor >= c) {
+                    return Next::Exhausted;
+                }
+                let due = self.schedule.release_time(self.cursor, nanos);
+                if due > now {
+                    return Next::Due(due);
+                }
+                if phase.drain_deadline.is_some_and(|d| now > d) {
+                    return Next::Exhausted;
+                }
+                Next::Release(self.cursor, Some(due))
+            }
+            None => {
+                if now < phase.start {
+                    return Next::Due(phase.start); // the phase starts with all threads
+                }
+                if phase.deadline.is_some_and(|d| now >= d) {
+                    return Next::Exhausted;
+                }
+                let claim = self.schedule.claim;
+                let n = *self.claimed.get_or_insert_with(|| {
+                    phase.client_id + phase.clients * claim.fetch_add(1, Ordering::Relaxed)
+                });
+                if phase.count.is_some_and(|c| n >= c) {
+                    return Next::Exhausted;
+                }
+                Next::Release(n, None)
+            }
+        }
+    }
+
+    /// Sends operation `relative`; `false` when no node could take it and it must wait
+    /// (unthrottled), else it was sent or failed at once.
+    fn release(
+        &mut self,
+        now: Instant,
+        relative: u64,
+        intended: Option<Instant>,
+        was_blocked: bool,
+    ) -> Result<bool, ()> {
+        let phase = self.schedule.phase;
+        let index = phase.base + relative;
+        let op = (self.op_type)(index);
+        let slot_limited = was_blocked && intended.is_some_and(|due| now > due);
+        let pending = Pending {
+            op,
+            intended,
+            sent: now,
+            deadline: now + self.config.request_timeout,
+            slot_limited,
+            reprepared: false,
+        };
+        self.tally.concurrency_limited += u64::from(slot_limited);
+        let bind = &mut self.bind;
+        let sent = self
+            .conns
+            .send(self.config, pending, |f| bind(index, op, f));
+        if !sent {
+            if intended.is_none() {
+                // Unthrottled: no node is reachable; wait for a reconnection rather than turning
+                // the operation budget into errors at full speed.
+                return Err(());
+            }
+            self.completed
+                .push(pending.complete(now, Some(ErrorKind::Other), NO_NODE));
+        }
+        let measured = intended.unwrap_or(now) >= phase.measure_start;
+        self.tally.released[usize::from(measured)][op.index()] += 1;
+        self.released_total += 1;
+        match intended {
+            Some(_) => {
+                self.cursor += phase.stride();
+                self.io.progress.store(self.cursor, Ordering::Relaxed);
+            }
+            None => self.claimed = None,
+        }
+        if self
+            .io
+            .panic_after
+            .is_some_and(|n| self.released_total >= n)
+        {
+            panic!(
+                "fault injected by CQLBENCH_FAULT_PANIC_THREAD after {} operations",
+                self.released_total
+            );
+        }
+        Ok(sent)
+    }
+
+    /// Releases every operation due by `now`, as far as the in-flight slots allow.
+    fn release_due(&mut self, now: Instant, interval_nanos: Option<f64>) -> Released {
+        let mut done = Released::default();
+        let was_blocked = self.blocked;
+        self.blocked = false;
+        loop {
+            let (relative, intended) = match self.next(now, interval_nanos) {
+                Next::Release(relative, intended) => (relative, intended),
+                Next::Due(due) => {
+                    done.next_due = Some(due);
+                    break;
+                }
+                Next::Exhausted => {
+                    self.exhausted = true;
+                    break;
+                }
+            };
+            if self.conns.live() >= self.schedule.phase.concurrency {
+                self.blocked = true;
+                break;
+            }
+            match self.release(now, relative, intended, was_blocked) {
+                Ok(sent) => done.sent_any |= sent,
+                Err(()) => {
+                    done.no_connection = true;
+                    break;
+                }
+            }
+        }
+        done
+    }
+
+    /// Failed connections reconnected, timed-out requests completed (freeing their slots before
+    /// sending); returns the earliest remaining deadline (or the next look at the stop flag) and
+    /// whether a connection is still being re-established.
+    fn maintain_connections(&mut self, now: Instant) -> (Instant, bool) {
+        let mut wake = now + STOP_POLL;
+        let mut reconnecting = false;
+        for (i, conn) in self.conns.conns.iter_mut().enumerate() {
+            if !conn.is_up() {
+                maintain(self.config, &self.epoll, i, conn, now);
+                reconnecting |= !conn.is_up();
+            }
+            if let Some(deadline) = conn.expire(now, &mut self.completed) {
+                wake = wake.min(deadline);
+            }
+        }
+        (wake, reconnecting)
+    }
+
+    /// Writes what the connections have buffered, then hands the measurements to the recorder.
+    fn flush_and_record(&mut self, now: Instant) {
+        for (i, conn) in self.conns.conns.iter_mut().enumerate() {
+            if conn.out.len() > conn.out_at {
+                flush(&self.epoll, i, conn, now, &mut self.completed);
+            }
+        }
+        self.record();
+    }
+
+    fn record(&mut self) {
+        let measure_start = self.schedule.phase.measure_start;
+        record(
+            self.io,
+            measure_start,
+            self.conns,
+            &mut self.completed,
+            &mut self.tally,
+        );
+    }
+
+    /// Sleeps until `wake` or until a connection is ready, then reads and writes what is ready.
+    fn wait(&mut self, wake: Instant) -> Result<(), String> {
+        let timeout = wake.saturating_duration_since(Instant::now());
+        let ready_count = self
+            .epoll
+            .wait(Some(timeout))
+            .map_err(|e| format!("epoll_wait: {e}"))?;
+        let now = Instant::now();
+        for k in 0..ready_count {
+            let ready = self.epoll.ready(k);
+            let i = ready.token as usize;
+            let Some(conn) = self.conns.conns.get_mut(i) else {
+                continue;
+            };
+            if ready.writable() {
+                flush(&self.epoll, i, conn, now, &mut self.completed);
+            }
+            if ready.readable()
+                && conn
+                    .read(now, &self.config.statements, &mut self.completed)
+                    .is_err()
+            {
+                conn.fail(now, &mut self.completed);
+            }
+        }
+        self.record();
+        Ok(())
+    }
+
+    /// The loop: until the share is done (or the run stopped) and nothing is in flight.
+    fn run(&mut self) -> Result<(), String> {
+        let interval_nanos = self.schedule.phase.rate.map(|rate| 1e9 / rate);
+        loop {
+            let now = Instant::now();
+            let (mut wake, reconnecting) = self.maintain_connections(now);
+            let stopping = self.io.stop.load(Ordering::Relaxed);
+            let mut released = Released::default();
+            if !stopping && !self.exhausted {
+                released = self.release_due(now, interval_nanos);
+            }
+            if released.sent_any && interval_nanos.is_some() {
+                if let Some(previous) = self.last_release.replace(now) {
+                    self.tally.send_gaps.push(micros_between(previous, now));
+                }
+            }
+            self.flush_and_record(now);
+            if (self.exhausted || stopping) && self.conns.live() == 0 {
+                return Ok(());
+            }
+            // Sleep until the next operation is due, a response arrives, a request times out, or
+            // it is time to look at the stop flag or a reconnection.
+            if let (false, Some(due)) = (self.blocked, released.next_due) {
+                wake = wake.min(due);
+            }
+            if released.sent_any {
+                // A connection that had nothing in flight now has a deadline too.
+                wake = wake.min(now + self.config.request_timeout);
+            }
+            if reconnecting || released.no_connection {
+                wake = wake.min(now + Duration::from_millis(20));
+            }
+            self.wait(wake)?;
+        }
+    }
+}
+
 /// Runs one thread's share of a phase to its end. `op_type` names the operation type of an index;
 /// `bind` writes an operation's bound values.
 pub fn run_loop(
@@ -698,10 +977,10 @@ pub fn run_loop(
     schedule: &Schedule,
     io: &LoopIo,
     op_type: impl Fn(u64) -> OpType,
-    mut bind: impl FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
+    bind: impl FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
 ) -> LoopOutcome {
     io.progress.store(schedule.lane, Ordering::Relaxed);
-    let mut epoll = match Epoll::new() {
+    let epoll = match Epoll::new() {
         Ok(e) => e,
         Err(e) => {
             let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
@@ -717,174 +996,30 @@ pub fn run_loop(
             let _ = epoll.add(s.as_raw_fd(), i as u64, poll::READABLE);
         }
     }
-    let phase = schedule.phase;
-    let interval_nanos = phase.rate.map(|rate| 1e9 / rate);
-    let mut completed: Vec<Completion> = Vec::with_capacity(256);
-    let mut tally = Tally::default();
-    let mut last_release: Option<Instant> = None;
-    let mut released_total = 0u64;
-    // Rate mode: relative number (within the phase, over all threads) of this thread's next operation.
-    let mut cursor = schedule.lane;
-    let mut claimed: Option<u64> = None;
-    let mut exhausted = false;
-    let mut blocked = false;
-    loop {
-        let now = Instant::now();
-        // Connections first: failed ones are reconnected, timed-out requests completed (freeing
-        // their slots before sending), and the earliest remaining deadline noted.
-        let mut wake = now + STOP_POLL;
-        let mut reconnecting = false;
-        for (i, conn) in conns.conns.iter_mut().enumerate() {
-            if !conn.is_up() {
-                maintain(config, &epoll, i, conn, now);
-                reconnecting |= !conn.is_up();
-            }
-            if let Some(deadline) = conn.expire(now, &mut completed) {
-                wake = wake.min(deadline);
-            }
-        }
-        let stopping = io.stop.load(Ordering::Relaxed);
-        let mut next_due = None;
-        let mut no_connection = false;
-        let mut sent_any = false;
-        if !stopping && !exhausted {
-            let was_blocked = blocked;
-            blocked = false;
-            loop {
-                let (relative, intended) = match interval_nanos {
-                    Some(nanos) => {
-                        if phase.count.is_some_and(|c| cursor >= c) {
-                            exhausted = true;
-                            break;
-                        }
-                        let due = schedule.release_time(cursor, nanos);
-                        if due > now {
-                            next_due = Some(due);
-                            break;
-                        }
-                        if phase.drain_deadline.is_some_and(|d| now > d) {
-                            exhausted = true;
-                            break;
-                        }
-                        (cursor, Some(due))
-                    }
-                    None => {
-                        if now < phase.start {
-                            next_due = Some(phase.start); // the phase starts with all threads
-                            break;
-                        }
-                        if phase.deadline.is_some_and(|d| now >= d) {
-                            exhausted = true;
-                            break;
-                        }
-                        let n = *claimed.get_or_insert_with(|| {
-                            let claim = schedule.claim.fetch_add(1, Ordering::Relaxed);
-                            phase.client_id + phase.clients * claim
-                        });
-                        if phase.count.is_some_and(|c| n >= c) {
-                            exhausted = true;
-                            break;
-                        }
-                        (n, None)
-                    }
-                };
-                if conns.live() >= phase.concurrency {
-                    blocked = true;
-                    break;
-                }
-                let index = phase.base + relative;
-                let op = op_type(index);
-                let slot_limited = was_blocked && intended.is_some_and(|due| now > due);
-                let pending = Pending {
-                    op,
-                    intended,
-                    sent: now,
-                    deadline: now + config.request_timeout,
-                    slot_limited,
-                    reprepared: false,
-                };
-                tally.concurrency_limited += u64::from(slot_limited);
-                if conns.send(config, pending, |f| bind(index, op, f)) {
-                    sent_any = true;
-                } else {
-                    if intended.is_none() {
-                        // Unthrottled: no node is reachable; wait for a reconnection rather than
-                        // turning the operation budget into errors at full speed.
-                        no_connection = true;
-                        break;
-                    }
-                    completed.push(pending.complete(now, Some(ErrorKind::Other), NO_NODE));
-                }
-                let measured = intended.unwrap_or(now) >= phase.measure_start;
-                tally.released[usize::from(measured)][op.index()] += 1;
-                released_total += 1;
-                match interval_nanos {
-                    Some(_) => {
-                        cursor += phase.stride();
-                        io.progress.store(cursor, Ordering::Relaxed);
-                    }
-                    None => claimed = None,
-                }
-                if io.panic_after.is_some_and(|n| released_total >= n) {
-                    panic!("fault injected by CQLBENCH_FAULT_PANIC_THREAD after {released_total} operations");
-                }
-            }
-        }
-        if sent_any && interval_nanos.is_some() {
-            if let Some(previous) = last_release.replace(now) {
-                tally.send_gaps.push(micros_between(previous, now));
-            }
-        }
-        for (i, conn) in conns.conns.iter_mut().enumerate() {
-            if conn.out.len() > conn.out_at {
-                flush(&epoll, i, conn, now, &mut completed);
-            }
-        }
-        record(io, phase.measure_start, conns, &mut completed, &mut tally);
-        if (exhausted || stopping) && conns.live() == 0 {
-            break;
-        }
-
-        // Sleep until the next operation is due, a response arrives, a request times out, or it is
-        // time to look at the stop flag or a reconnection.
-        if !blocked {
-            if let Some(due) = next_due {
-                wake = wake.min(due);
-            }
-        }
-        if sent_any {
-            // A connection that had nothing in flight now has a deadline too.
-            wake = wake.min(now + config.request_timeout);
-        }
-        if reconnecting || no_connection {
-            wake = wake.min(now + Duration::from_millis(20));
-        }
-        let timeout = wake.saturating_duration_since(Instant::now());
-        let ready_count = match epoll.wait(Some(timeout)) {
-            Ok(n) => n,
-            Err(e) => {
-                let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
-                outcome.failure = Some(format!("epoll_wait: {e}"));
-                return outcome;
-            }
-        };
-        let now = Instant::now();
-        for k in 0..ready_count {
-            let ready = epoll.ready(k);
-            let i = ready.token as usize;
-            let Some(conn) = conns.conns.get_mut(i) else {
-                continue;
-            };
-            if ready.writable() {
-                flush(&epoll, i, conn, now, &mut completed);
-            }
-            if ready.readable() && conn.read(now, &config.statements, &mut completed).is_err() {
-                conn.fail(now, &mut completed);
-            }
-        }
-        record(io, phase.measure_start, conns, &mut completed, &mut tally);
+    let mut thread = ThreadLoop {
+        config,
+        conns,
+        schedule,
+        io,
+        op_type,
+        bind,
+        epoll,
+        completed: Vec::with_capacity(256),
+        tally: Tally::default(),
+        last_release: None,
+        released_total: 0,
+        cursor: schedule.lane,
+        claimed: None,
+        exhausted: false,
+        blocked: false,
+    };
+    if let Err(failure) = thread.run() {
+        let ThreadLoop { conns, op_type, .. } = thread;
+        let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
+        outcome.failure = Some(failure);
+        return outcome;
     }
-    account_unsent(schedule, io, &op_type, Instant::now())
+    account_unsent(schedule, io, &thread.op_type, Instant::now())
 }
 
 fn micros_between(from: Instant, to: Instant) -> u64 {

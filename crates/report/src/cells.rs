@@ -3,6 +3,8 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+use cqlbench_results::{ConfigRecord, Summary, SUMMARY_FILE};
+
 use crate::ReportError;
 
 /// A cell's rate, as its directory names it: a number of operations per second, or a word such as
@@ -84,25 +86,7 @@ pub struct Cell {
     pub rate: RateKey,
     pub repeat: Option<String>,
     pub dir: PathBuf,
-    pub summary: serde_json::Value,
-}
-
-impl Cell {
-    /// A number in summary.json by its dotted path (`ops.write.avg_p99_ms`); `None` where it is
-    /// absent or null (no successful operation).
-    pub fn number(&self, path: &str) -> Option<f64> {
-        path.split('.')
-            .try_fold(&self.summary, |value, key| value.get(key))
-            .and_then(serde_json::Value::as_f64)
-    }
-
-    /// The operation types this cell ran (`read`, `write`).
-    pub fn op_types(&self) -> Vec<String> {
-        self.summary["ops"]
-            .as_object()
-            .map(|ops| ops.keys().cloned().collect())
-            .unwrap_or_default()
-    }
+    pub summary: Summary,
 }
 
 /// Every cell of one campaign directory, with its configurations and rates in order.
@@ -142,7 +126,7 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
             .into_iter()
             .filter(|r| name_of(r) != "populate")
         {
-            let summary = rate.join("summary.json");
+            let summary = rate.join(SUMMARY_FILE);
             if summary.is_file() {
                 cells.push(read_cell(&label, &rate, None, &summary)?);
                 continue;
@@ -153,7 +137,7 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
                 .into_iter()
                 .filter(|r| name_of(r).bytes().all(|b| b.is_ascii_digit()))
             {
-                let summary = repeat.join("summary.json");
+                let summary = repeat.join(SUMMARY_FILE);
                 if summary.is_file() {
                     cells.push(read_cell(&label, &rate, Some(&repeat), &summary)?);
                 }
@@ -224,10 +208,9 @@ fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
 /// A configuration's name as its plan gave it (`config.json`, written by a campaign), else its
 /// directory's name.
 fn config_label(config: &Path) -> String {
-    std::fs::read_to_string(config.join("config.json"))
+    ConfigRecord::read(config)
         .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .map(|record| record.name)
         .filter(|name| !name.trim().is_empty())
         .unwrap_or_else(|| name_of(config))
 }
@@ -238,24 +221,12 @@ fn read_cell(
     repeat: Option<&Path>,
     summary: &Path,
 ) -> Result<Cell, ReportError> {
-    let text = std::fs::read_to_string(summary).map_err(|source| ReportError::Io {
-        path: summary.to_path_buf(),
-        source,
-    })?;
-    let bad = |reason: String| ReportError::BadSummary {
-        path: summary.to_path_buf(),
-        reason,
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    if !value["ops"].is_object() || !value["achieved_rate"].is_number() {
-        return Err(bad("no `ops` or `achieved_rate`".into()));
-    }
     Ok(Cell {
         config: config.to_string(),
         rate: RateKey(name_of(rate)),
         repeat: repeat.map(name_of),
         dir: summary.parent().unwrap_or(rate).to_path_buf(),
-        summary: value,
+        summary: Summary::read_file(summary)?,
     })
 }
 

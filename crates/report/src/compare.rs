@@ -8,9 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
+use cqlbench_results::hlog::{self, new_histogram, HlogKind};
+use cqlbench_results::{shown, Intervals, Summary, ABSENT, SUMMARY_FILE};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -40,59 +39,114 @@ pub struct FigureDiff {
     pub method: &'static str,
 }
 
+/// One figure of both runs: their difference, or where a run has no value of it (an operation
+/// without a successful one), the values there are.
+#[derive(Debug, Clone)]
+pub enum Comparison {
+    Diff(FigureDiff),
+    Absent {
+        figure: String,
+        a: Option<f64>,
+        b: Option<f64>,
+    },
+}
+
+impl Comparison {
+    pub fn figure(&self) -> &str {
+        match self {
+            Comparison::Diff(d) => &d.figure,
+            Comparison::Absent { figure, .. } => figure,
+        }
+    }
+}
+
 /// What one run directory contributes.
 struct RunData {
     /// Successful operations per second over the measured full seconds.
     throughput: Vec<f64>,
-    /// Per operation type: the one-second histograms of corrected latency (µs).
+    /// Per operation: the one-second histograms of corrected latency (µs); none for an operation
+    /// without a successful one.
     intervals: Vec<(String, Vec<Histogram<u64>>)>,
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io {
-        path: path.to_path_buf(),
-        source,
+impl RunData {
+    /// Whether the run has the operation (in its summary).
+    fn has(&self, op: &str) -> bool {
+        self.intervals.iter().any(|(o, _)| o == op)
+    }
+
+    /// The seconds of an operation that had successes.
+    fn seconds(&self, op: &str) -> Option<&[Histogram<u64>]> {
+        self.intervals
+            .iter()
+            .find(|(o, h)| o == op && h.iter().any(|h| !h.is_empty()))
+            .map(|(_, h)| h.as_slice())
     }
 }
 
-fn bad(path: &Path, reason: impl Into<String>) -> ReportError {
-    ReportError::BadSummary {
-        path: path.to_path_buf(),
-        reason: reason.into(),
+/// The latency figures compared per operation: the mean, then percentiles.
+const LATENCY_FIGURES: [(&str, Option<f64>); 4] = [
+    ("mean latency", None),
+    ("p50", Some(0.5)),
+    ("p99", Some(0.99)),
+    ("p99.9", Some(0.999)),
+];
+
+fn means(h: &[Histogram<u64>]) -> Vec<f64> {
+    h.iter()
+        .filter(|h| !h.is_empty())
+        .map(|h| h.mean() / 1000.0)
+        .collect()
+}
+
+/// A latency figure over a whole run, from its seconds.
+fn whole_run(seconds: &[Histogram<u64>], quantile: Option<f64>) -> f64 {
+    let mut merged = new_histogram();
+    for h in seconds {
+        let _ = merged.add(h);
     }
+    match quantile {
+        Some(q) => quantile_ms(&merged, q),
+        None => merged.mean() / 1000.0,
+    }
+}
+
+/// One operation's latency figures in both runs.
+fn latency_comparisons(
+    op: &str,
+    a: Option<&[Histogram<u64>]>,
+    b: Option<&[Histogram<u64>]>,
+) -> Vec<Comparison> {
+    LATENCY_FIGURES
+        .iter()
+        .filter_map(|&(name, quantile)| {
+            let figure = format!("{op} {name} (ms)");
+            let diff = match (a, b) {
+                (Some(ia), Some(ib)) => match quantile {
+                    Some(q) => bootstrap_quantile(ia, ib, q, &figure),
+                    None => welch(&means(ia), &means(ib), &figure),
+                },
+                _ => {
+                    return Some(Comparison::Absent {
+                        a: a.map(|h| whole_run(h, quantile)),
+                        b: b.map(|h| whole_run(h, quantile)),
+                        figure,
+                    })
+                }
+            };
+            diff.map(Comparison::Diff)
+        })
+        .collect()
 }
 
 /// Per-second successful throughput from intervals.csv, of the reporting intervals at least half a
 /// second long (the drain at a run's end can be a few milliseconds: its rate says nothing).
 fn throughput(dir: &Path) -> Result<Vec<f64>, ReportError> {
-    let path = dir.join("intervals.csv");
-    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|c| *c == name)
-            .ok_or_else(|| bad(&path, format!("no column {name}")))
-    };
-    let (elapsed, phase, achieved) = (
-        column("elapsed_s")?,
-        column("phase")?,
-        column("achieved_ops_s")?,
-    );
+    let intervals = Intervals::read(dir)?;
     // (end of the interval, summed rate over the operation types)
     let mut seconds: Vec<(f64, f64)> = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.get(phase) != Some(&"measured") {
-            continue;
-        }
-        let number = |i: usize| -> Result<f64, ReportError> {
-            f.get(i)
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| bad(&path, format!("bad row: {line}")))
-        };
-        let (end, value) = (number(elapsed)?, number(achieved)?);
+    for row in intervals.rows.iter().filter(|r| r.measured) {
+        let (end, value) = (row.elapsed_s, row.achieved_ops_s);
         match seconds.iter_mut().find(|(e, _)| *e == end) {
             Some((_, total)) => *total += value,
             None => seconds.push((end, value)),
@@ -109,35 +163,21 @@ fn throughput(dir: &Path) -> Result<Vec<f64>, ReportError> {
     Ok(values)
 }
 
-fn hlog_intervals(path: &Path) -> Result<Vec<Histogram<u64>>, ReportError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    let mut deserializer = Deserializer::new();
-    let mut out = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        let entry = entry.map_err(|e| bad(path, format!("{e:?}")))?;
-        if let LogEntry::Interval(interval) = entry {
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(interval.encoded_histogram())
-                .map_err(|e| bad(path, e.to_string()))?;
-            let h: Histogram<u64> = deserializer
-                .deserialize(&mut raw.as_slice())
-                .map_err(|e| bad(path, format!("{e:?}")))?;
-            out.push(h);
-        }
-    }
-    Ok(out)
-}
-
 fn load(dir: &Path) -> Result<RunData, ReportError> {
+    let summary = Summary::read(dir)?;
     let mut intervals = Vec::new();
-    for op in ["read", "write"] {
-        let path = dir.join(format!("{op}.hlog"));
-        if path.is_file() {
-            let h = hlog_intervals(&path)?;
-            if h.iter().any(|h| !h.is_empty()) {
-                intervals.push((op.to_string(), h));
-            }
-        }
+    for op in summary.ops.keys() {
+        let path = dir.join(HlogKind::Latency.file_name(op));
+        let h: Vec<Histogram<u64>> = if path.is_file() {
+            hlog::read(&path)?
+                .intervals
+                .into_iter()
+                .map(|i| i.histogram)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        intervals.push((op.clone(), h));
     }
     Ok(RunData {
         throughput: throughput(dir)?,
@@ -208,7 +248,7 @@ fn coarsen(intervals: &[Histogram<u64>]) -> Vec<Histogram<u64>> {
     intervals
         .chunks(group)
         .map(|chunk| {
-            let mut merged = Histogram::<u64>::new(3).expect("3 significant digits are valid");
+            let mut merged = new_histogram();
             for h in chunk {
                 let _ = merged.add(h);
             }
@@ -224,7 +264,7 @@ fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
 /// One moving-block bootstrap resample of `intervals` (circular blocks of `block` intervals).
 fn resample(intervals: &[Histogram<u64>], block: usize, rng: &mut impl Rng) -> Histogram<u64> {
     let n = intervals.len();
-    let mut merged = Histogram::<u64>::new(3).expect("3 significant digits are valid");
+    let mut merged = new_histogram();
     let mut taken = 0;
     while taken < n {
         let start = rng.random_range(0..n);
@@ -248,7 +288,7 @@ pub fn bootstrap_quantile(
     }
     let (a, b) = (coarsen(a), coarsen(b));
     let whole = |h: &[Histogram<u64>]| {
-        let mut merged = Histogram::<u64>::new(3).expect("3 significant digits are valid");
+        let mut merged = new_histogram();
         for x in h {
             let _ = merged.add(x);
         }
@@ -280,73 +320,114 @@ pub fn bootstrap_quantile(
     })
 }
 
-/// Compares run directory `b` against run directory `a`.
-pub fn compare_runs(a: &Path, b: &Path) -> Result<Vec<FigureDiff>, ReportError> {
+/// Compares run directory `b` against run directory `a`: throughput, then every operation of either
+/// run (its latency figures absent where it had no successful operation).
+pub fn compare_runs(a: &Path, b: &Path) -> Result<Vec<Comparison>, ReportError> {
     for dir in [a, b] {
-        if !dir.join("summary.json").is_file() {
+        if !dir.join(SUMMARY_FILE).is_file() {
             return Err(ReportError::NotARun(PathBuf::from(dir)));
         }
     }
     let (da, db) = (load(a)?, load(b)?);
     let mut rows = Vec::new();
-    rows.extend(welch(
-        &da.throughput,
-        &db.throughput,
-        "throughput (ok ops/s)",
-    ));
-    for (op, ia) in &da.intervals {
-        let Some((_, ib)) = db.intervals.iter().find(|(o, _)| o == op) else {
+    rows.extend(
+        welch(&da.throughput, &db.throughput, "throughput (ok ops/s)").map(Comparison::Diff),
+    );
+    let ops: std::collections::BTreeSet<&String> = da
+        .intervals
+        .iter()
+        .chain(&db.intervals)
+        .map(|(op, _)| op)
+        .collect();
+    for op in ops {
+        let (ia, ib) = (da.seconds(op), db.seconds(op));
+        if ia.is_none() && ib.is_none() && !(da.has(op) && db.has(op)) {
+            // An operation only one run has, and without successes there: nothing to show.
             continue;
-        };
-        let means = |h: &[Histogram<u64>]| -> Vec<f64> {
-            h.iter()
-                .filter(|h| !h.is_empty())
-                .map(|h| h.mean() / 1000.0)
-                .collect()
-        };
-        rows.extend(welch(
-            &means(ia),
-            &means(ib),
-            &format!("{op} mean latency (ms)"),
-        ));
-        for (name, q) in [("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999)] {
-            rows.extend(bootstrap_quantile(ia, ib, q, &format!("{op} {name} (ms)")));
         }
+        rows.extend(latency_comparisons(op, ia, ib));
     }
     Ok(rows)
 }
 
-/// The comparison as a terminal table.
-pub fn format_comparison(a: &Path, b: &Path, rows: &[FigureDiff]) -> String {
+fn three(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+/// The comparison as a terminal table ("–" where a figure does not exist).
+pub fn format_comparison(a: &Path, b: &Path, rows: &[Comparison]) -> String {
     let mut out = format!("A: {}\nB: {}\n", a.display(), b.display());
     out.push_str(&format!(
         "{:<26} {:>11} {:>11} {:>10} {:>8} {:>23} {:>8}  {}\n",
         "figure", "A", "B", "B - A", "change", "95% interval of B - A", "p", "verdict"
     ));
-    for r in rows {
-        let change = if r.a != 0.0 {
-            format!("{:+.1}%", r.diff / r.a * 100.0)
-        } else {
-            "-".into()
+    for row in rows {
+        let cells = match row {
+            Comparison::Diff(r) => [
+                three(r.a),
+                three(r.b),
+                format!("{:+.3}", r.diff),
+                shown((r.a != 0.0).then(|| r.diff / r.a * 100.0), |c| {
+                    format!("{c:+.1}%")
+                }),
+                format!("[{:+.3}, {:+.3}]", r.ci.0, r.ci.1),
+                shown(r.p_value, |p| format!("{p:.4}")),
+                verdict(r.significant).to_string(),
+            ],
+            Comparison::Absent { a, b, .. } => [
+                shown(*a, three),
+                shown(*b, three),
+                ABSENT.into(),
+                ABSENT.into(),
+                ABSENT.into(),
+                ABSENT.into(),
+                ABSENT.into(),
+            ],
         };
         out.push_str(&format!(
-            "{:<26} {:>11.3} {:>11.3} {:>+10.3} {:>8} {:>23} {:>8}  {}\n",
-            r.figure,
-            r.a,
-            r.b,
-            r.diff,
-            change,
-            format!("[{:+.3}, {:+.3}]", r.ci.0, r.ci.1),
-            r.p_value.map_or_else(|| "-".into(), |p| format!("{p:.4}")),
-            if r.significant {
-                "significant"
-            } else {
-                "not significant"
-            }
+            "{:<26} {:>11} {:>11} {:>10} {:>8} {:>23} {:>8}  {}\n",
+            row.figure(),
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6]
         ));
     }
     out.push_str("means: Welch's t-test on per-second values, sample size adjusted for autocorrelation; percentiles: moving-block bootstrap over one-second histograms\n");
     out
+}
+
+fn verdict(significant: bool) -> &'static str {
+    if significant {
+        "significant"
+    } else {
+        "not significant"
+    }
+}
+
+/// A comparison's cells in the report: figure, A, B, B − A, interval, verdict.
+fn report_cells(row: &Comparison) -> [String; 6] {
+    match row {
+        Comparison::Diff(d) => [
+            d.figure.clone(),
+            three(d.a),
+            three(d.b),
+            format!("{:+.3}", d.diff),
+            format!("[{:+.3}, {:+.3}]", d.ci.0, d.ci.1),
+            verdict(d.significant).to_string(),
+        ],
+        Comparison::Absent { figure, a, b } => [
+            figure.clone(),
+            shown(*a, three),
+            shown(*b, three),
+            ABSENT.into(),
+            ABSENT.into(),
+            ABSENT.into(),
+        ],
+    }
 }
 
 /// Figures the report compares between cells (the rest stays for `cqlbench compare`).
@@ -378,23 +459,10 @@ pub(crate) fn comparison_rows(campaign: &crate::Campaign) -> Vec<Vec<String>> {
             let Ok(diffs) = compare_runs(&a.dir, &b.dir) else {
                 return;
             };
-            for d in diffs.iter().filter(|d| in_report(&d.figure)) {
-                rows.push(vec![
-                    rate.label(),
-                    label.0.clone(),
-                    label.1.clone(),
-                    d.figure.clone(),
-                    format!("{:.3}", d.a),
-                    format!("{:.3}", d.b),
-                    format!("{:+.3}", d.diff),
-                    format!("[{:+.3}, {:+.3}]", d.ci.0, d.ci.1),
-                    if d.significant {
-                        "significant"
-                    } else {
-                        "not significant"
-                    }
-                    .to_string(),
-                ]);
+            for row in diffs.iter().filter(|d| in_report(d.figure())) {
+                let mut cells = vec![rate.label(), label.0.clone(), label.1.clone()];
+                cells.extend(report_cells(row));
+                rows.push(cells);
             }
         };
     let named = |cell: &crate::Cell| match &cell.repeat {

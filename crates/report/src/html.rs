@@ -1,13 +1,16 @@
 //! `report.html`: one self-contained page (inline CSS and SVG; no script, font or request).
 
+use cqlbench_results::Intervals;
+
 use crate::cells::{Campaign, Cell};
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
 use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
 use crate::server::{
-    gc_rows, server_figures, tail_rows, ServerFigures, GC_HEADINGS, TAIL_HEADINGS,
+    gc_missing_lines, gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS,
+    TAIL_HEADINGS,
 };
 use crate::svg::{escape, line_chart, Chart, Series};
-use crate::tables::{format_value, Table};
+use crate::tables::{format_entry, Table};
 use crate::tail::node_stops;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\
@@ -36,7 +39,7 @@ fn seed_table_html(table: &Table) -> String {
     for (config, values) in &table.rows {
         out.push_str(&format!("<tr><td>{}</td>", escape(config)));
         for value in values {
-            out.push_str(&format!("<td>{}</td>", format_value(*value)));
+            out.push_str(&format!("<td>{}</td>", format_entry(*value)));
         }
         out.push_str("</tr>\n");
     }
@@ -73,13 +76,6 @@ fn per_rate_series(campaign: &Campaign, figure: impl Fn(&Cell) -> Option<f64>) -
         .collect()
 }
 
-fn max_over_ops(cell: &Cell, path: &str) -> Option<f64> {
-    cell.op_types()
-        .iter()
-        .filter_map(|op| cell.number(&format!("ops.{op}.{path}")))
-        .reduce(f64::max)
-}
-
 fn rate_charts(campaign: &Campaign) -> Vec<Chart> {
     let chart = |title: &str, y_label: &str, series: Vec<Series>| Chart {
         title: title.into(),
@@ -88,7 +84,7 @@ fn rate_charts(campaign: &Campaign) -> Vec<Chart> {
         series,
         shaded: Vec::new(),
     };
-    let mut achieved = per_rate_series(campaign, |c| c.number("achieved_rate"));
+    let mut achieved = per_rate_series(campaign, |c| Some(c.summary.achieved_rate));
     let targets: Vec<(f64, f64)> = campaign
         .rates
         .iter()
@@ -106,17 +102,17 @@ fn rate_charts(campaign: &Campaign) -> Vec<Chart> {
         chart(
             "Writes p99 vs rate",
             "p99 (ms)",
-            per_rate_series(campaign, |c| c.number("ops.write.latency_ms.p99")),
+            per_rate_series(campaign, |c| c.summary.of_op("write", |o| o.latency_ms.p99)),
         ),
         chart(
             "Reads p99 vs rate",
             "p99 (ms)",
-            per_rate_series(campaign, |c| c.number("ops.read.latency_ms.p99")),
+            per_rate_series(campaign, |c| c.summary.of_op("read", |o| o.latency_ms.p99)),
         ),
         chart(
             "p99.9 vs rate (worst operation type)",
             "p99.9 (ms)",
-            per_rate_series(campaign, |c| max_over_ops(c, "latency_ms.p999")),
+            per_rate_series(campaign, |c| c.summary.max_over_ops(|o| o.latency_ms.p999)),
         ),
         chart(
             "Offered vs achieved throughput",
@@ -129,58 +125,51 @@ fn rate_charts(campaign: &Campaign) -> Vec<Chart> {
     .collect()
 }
 
-/// Corrected p99 of each second of a cell's measured phase, per operation type (intervals.csv).
-fn latency_over_time(cell: &Cell) -> Option<Chart> {
-    let csv = std::fs::read_to_string(cell.dir.join("intervals.csv")).ok()?;
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next()?.split(',').collect();
-    let column = |name: &str| header.iter().position(|c| *c == name);
-    let (elapsed, phase, op, count) = (
-        column("elapsed_s")?,
-        column("phase")?,
-        column("op")?,
-        column("count")?,
-    );
-    let figures = [
-        (column("p99_ms")?, "p99", false),
-        (column("max_ms")?, "max", true),
-    ];
+/// Corrected p99 and max of each second of a cell's measured phase, per operation (intervals.csv).
+fn latency_series(cell: &Cell) -> Vec<Series> {
+    let Ok(intervals) = Intervals::read(&cell.dir) else {
+        return Vec::new();
+    };
     let mut series: Vec<Series> = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.get(phase) != Some(&"measured") || f.get(count).is_none_or(|c| *c == "0") {
-            continue;
-        }
-        let Some(x) = f.get(elapsed).and_then(|v| v.parse::<f64>().ok()) else {
-            continue;
-        };
-        for &(index, label, dashed) in &figures {
-            let Some(y) = f.get(index).and_then(|v| v.parse::<f64>().ok()) else {
-                continue;
-            };
-            let name = format!("{} {label}", f.get(op)?);
+    for row in intervals.rows.iter().filter(|r| r.measured && r.count > 0) {
+        for (value, label, dashed) in [
+            (row.latency_ms.p99, "p99", false),
+            (row.latency_ms.max, "max", true),
+        ] {
+            let Some(y) = value else { continue };
+            let name = format!("{} {label}", row.op);
             match series.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push((x, y)),
+                Some(s) => s.points.push((row.elapsed_s, y)),
                 None => series.push(Series {
                     name,
-                    points: vec![(x, y)],
+                    points: vec![(row.elapsed_s, y)],
                     dashed,
                 }),
             }
         }
     }
-    // Each node's GC pauses, on the same (wall-clock) time axis, within the measured phase.
-    let duration = cell.number("duration_s").unwrap_or(0.0);
-    let shaded: Vec<(f64, f64)> = cell
-        .number("measured_start_unix_s")
-        .map(|start| node_stops(&cell.dir, start))
-        .unwrap_or_default()
+    series
+}
+
+/// Each node's GC pauses within the measured phase, on the same time axis.
+fn gc_pauses_shaded(cell: &Cell) -> Vec<(f64, f64)> {
+    let duration = cell.summary.duration_s;
+    node_stops(&cell.dir, cell.summary.measured_start_unix_s)
         .iter()
         .flat_map(|n| n.stops.iter())
         .filter(|s| s.gc && s.end > 0.0 && s.start < duration)
         .map(|s| (s.start.max(0.0), s.end.min(duration)))
-        .collect();
-    (!series.is_empty()).then(|| Chart {
+        .collect()
+}
+
+/// A cell's corrected latency per second, with the nodes' GC pauses shaded.
+fn latency_over_time(cell: &Cell) -> Option<Chart> {
+    let series = latency_series(cell);
+    if series.is_empty() {
+        return None;
+    }
+    let shaded = gc_pauses_shaded(cell);
+    Some(Chart {
         title: format!(
             "{} at {}{}: corrected latency per second{}",
             cell.config,
@@ -264,9 +253,9 @@ fn plain_table(class: &str, headings: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The whole page.
-pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
-    let mut out = format!(
+/// The page's head, title and opening note.
+fn page_head(campaign: &Campaign) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cqlbench report</title>\
          <style>{STYLE}</style></head><body>\n<h1>cqlbench report</h1>\n<p class=\"note\">{} — {} configuration(s) × {} \
          rate(s), {} cells. Latencies are of successful operations, corrected for coordinated omission \
@@ -276,11 +265,13 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
         campaign.configs.len(),
         campaign.rates.len(),
         campaign.cells.len()
-    );
-    for table in tables {
-        out.push_str(&seed_table_html(table));
-    }
-    out.push_str("<h2 id=\"against-rate\">Latency and throughput against rate</h2>\n");
+    )
+}
+
+/// Latency and throughput against rate: the charts, or why there are none.
+fn rate_section(campaign: &Campaign) -> String {
+    let mut out =
+        String::from("<h2 id=\"against-rate\">Latency and throughput against rate</h2>\n");
     let charts = rate_charts(campaign);
     if charts.is_empty() {
         // A sweep's cells are named (max, 0.35-of-max), not placed on a rate axis.
@@ -293,7 +284,15 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
     for chart in charts {
         out.push_str(&line_chart(&chart));
     }
-    out.push_str("</div>\n<h2 id=\"percentiles\">Percentiles per cell</h2>\n<table class=\"percentiles\">\n<tr>");
+    out.push_str("</div>\n");
+    out
+}
+
+/// Every cell's percentiles.
+fn percentile_section(campaign: &Campaign) -> String {
+    let mut out = String::from(
+        "<h2 id=\"percentiles\">Percentiles per cell</h2>\n<table class=\"percentiles\">\n<tr>",
+    );
     for heading in PERCENTILE_HEADINGS {
         out.push_str(&format!("<th>{heading}</th>"));
     }
@@ -306,40 +305,75 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
+    out
+}
+
+/// A section with a note and a table, or nothing when the table has no rows.
+fn table_section(
+    id: &str,
+    title: &str,
+    note: &str,
+    class: &str,
+    headings: &[&str],
+    rows: &[Vec<String>],
+) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2 id=\"{id}\">{title}</h2>\n<p class=\"note\">{}</p>\n{}",
+        escape(note),
+        plain_table(class, headings, rows)
+    )
+}
+
+/// The servers' side (GC table and the time-sampled charts), the tail against GC, the comparisons.
+fn server_sections(campaign: &Campaign) -> String {
     let gc = gc_rows(campaign);
+    let mut out = table_section(
+        "gc",
+        "GC and server figures per cell",
+        GC_NOTE,
+        "gc-table",
+        &GC_HEADINGS,
+        &gc,
+    );
     if !gc.is_empty() {
-        out.push_str(&format!(
-            "<h2 id=\"gc\">GC and server figures per cell</h2>\n<p class=\"note\">{}</p>\n",
-            escape(GC_NOTE)
-        ));
-        out.push_str(&plain_table("gc-table", &GC_HEADINGS, &gc));
+        for line in not_offered(campaign)
+            .into_iter()
+            .chain(gc_missing_lines(campaign))
+        {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line)));
+        }
         out.push_str("<div class=\"charts\">\n");
         for chart in time_sampled_charts(campaign) {
             out.push_str(&line_chart(&chart));
         }
         out.push_str("</div>\n");
     }
-    let tail = tail_rows(campaign);
-    if !tail.is_empty() {
-        out.push_str(&format!(
-            "<h2 id=\"tail-vs-gc\">Client tail against GC pauses</h2>\n<p class=\"note\">{}</p>\n",
-            escape(TAIL_NOTE)
-        ));
-        out.push_str(&plain_table("tail-table", &TAIL_HEADINGS, &tail));
-    }
-    let comparisons = comparison_rows(campaign);
-    if !comparisons.is_empty() {
-        out.push_str(&format!(
-            "<h2 id=\"compare\">Is the difference real?</h2>\n<p class=\"note\">{}</p>\n",
-            escape(COMPARISON_NOTE)
-        ));
-        out.push_str(&plain_table(
-            "compare-table",
-            &COMPARISON_HEADINGS,
-            &comparisons,
-        ));
-    }
-    out.push_str("<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
+    out.push_str(&table_section(
+        "tail-vs-gc",
+        "Client tail against GC pauses",
+        TAIL_NOTE,
+        "tail-table",
+        &TAIL_HEADINGS,
+        &tail_rows(campaign),
+    ));
+    out.push_str(&table_section(
+        "compare",
+        "Is the difference real?",
+        COMPARISON_NOTE,
+        "compare-table",
+        &COMPARISON_HEADINGS,
+        &comparison_rows(campaign),
+    ));
+    out
+}
+
+/// Each cell's latency second by second.
+fn over_time_section(campaign: &Campaign) -> String {
+    let mut out =
+        String::from("<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
     for config in &campaign.configs {
         for rate in &campaign.rates {
             for chart in campaign
@@ -350,6 +384,20 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
             }
         }
     }
-    out.push_str("</div>\n</body></html>\n");
+    out.push_str("</div>\n");
+    out
+}
+
+/// The whole page.
+pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
+    let mut out = page_head(campaign);
+    for table in tables {
+        out.push_str(&seed_table_html(table));
+    }
+    out.push_str(&rate_section(campaign));
+    out.push_str(&percentile_section(campaign));
+    out.push_str(&server_sections(campaign));
+    out.push_str(&over_time_section(campaign));
+    out.push_str("</body></html>\n");
     out
 }

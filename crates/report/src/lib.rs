@@ -16,17 +16,21 @@ mod server;
 mod svg;
 mod tables;
 mod tail;
+mod verdict;
 
 pub use cells::{discover, Campaign, Cell, RateKey};
-pub use compare::{compare_runs, format_comparison, FigureDiff};
+pub use compare::{compare_runs, format_comparison, Comparison, FigureDiff};
 pub use html::html;
 pub use markdown::{markdown, terminal};
 pub use merge::{merge_runs, MergeError, MergedRun};
 pub use server::{server_figures, ServerFigures};
-pub use tables::{seed_tables, Table};
+pub use tables::{seed_tables, Entry, Table};
 pub use tail::{node_stops, parse_timeline, tail_vs_gc, NodeStops, Stop, TailVsGc};
+pub use verdict::{verdict, ALIKE_BELOW};
 
 use std::path::{Path, PathBuf};
+
+use cqlbench_results::write_atomically;
 
 /// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -36,8 +40,8 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a cqlbench summary: {reason}")]
-    BadSummary { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Results(#[from] cqlbench_results::ResultsError),
     #[error(
         "no results in {0}: expected <config>/<rate>/summary.json below it (a campaign directory)"
     )]
@@ -48,22 +52,15 @@ pub enum ReportError {
 
 /// Writes `report.md` and `report.html` into `out`; returns their paths.
 pub fn write_report(campaign: &Campaign, out: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ReportError::Io { path, source }
-    };
-    std::fs::create_dir_all(out).map_err(io(out))?;
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let tables = seed_tables(campaign);
     let md = out.join("report.md");
     let page = out.join("report.html");
-    write_atomically(&md, &markdown(campaign, &tables)).map_err(io(&md))?;
-    write_atomically(&page, &html(campaign, &tables)).map_err(io(&page))?;
+    // A reader never sees half a report.
+    write_atomically(&md, markdown(campaign, &tables).as_bytes())?;
+    write_atomically(&page, html(campaign, &tables).as_bytes())?;
     Ok((md, page))
-}
-
-/// A reader never sees half a report.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }

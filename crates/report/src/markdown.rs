@@ -2,45 +2,40 @@
 
 use crate::cells::Campaign;
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
-use crate::server::{gc_rows, tail_rows, GC_HEADINGS, TAIL_HEADINGS};
-use crate::tables::{format_value, Table};
+use crate::server::{
+    gc_missing_lines, gc_rows, not_offered, tail_rows, GC_HEADINGS, TAIL_HEADINGS,
+};
+use cqlbench_results::Percentiles;
 
-/// The percentile columns of the per-cell table: heading and summary.json path below `ops.<type>`.
-pub(crate) const PERCENTILES: [(&str, &str); 5] = [
-    ("p50", "latency_ms.p50"),
-    ("p90", "latency_ms.p90"),
-    ("p99", "latency_ms.p99"),
-    ("p99.9", "latency_ms.p999"),
-    ("max", "latency_ms.max"),
-];
+use crate::tables::{format_entry, format_figure, Table};
+
+/// The percentile columns of the per-cell table: the corrected latency's p50, p90, p99, p99.9, max.
+fn percentiles(p: &Percentiles) -> [Option<f64>; 5] {
+    [p.p50, p.p90, p.p99, p.p999, p.max]
+}
 
 /// One row of the per-cell percentile table.
 pub(crate) struct PercentileRow {
     pub cells: Vec<String>,
 }
 
-/// Config, rate, repeat, operation type, successful and failed counts, then the corrected
-/// percentiles of the successful operations (ms).
+/// Config, rate, repeat, operation, successful and failed counts, then the corrected percentiles of
+/// the successful operations (ms; "–" without a successful operation).
 pub(crate) fn percentile_rows(campaign: &Campaign) -> Vec<PercentileRow> {
     let mut rows = Vec::new();
     for config in &campaign.configs {
         for rate in &campaign.rates {
             for cell in campaign.cells_at(config, rate) {
-                for op in cell.op_types() {
-                    let at = |path: &str| cell.number(&format!("ops.{op}.{path}"));
-                    let failed: f64 = ["timeout", "unavailable", "overloaded", "other", "unsent"]
-                        .iter()
-                        .filter_map(|kind| at(&format!("errors.{kind}")))
-                        .sum();
+                for (op, stats) in &cell.summary.ops {
                     let mut cells = vec![
                         config.clone(),
                         rate.label(),
                         cell.repeat.clone().unwrap_or_default(),
                         op.clone(),
-                        at("count").map_or_else(String::new, |n| format!("{n:.0}")),
-                        format!("{failed:.0}"),
+                        stats.count.to_string(),
+                        stats.errors.total().to_string(),
                     ];
-                    cells.extend(PERCENTILES.iter().map(|(_, path)| format_value(at(path))));
+                    cells.extend(percentiles(&stats.latency_ms).map(format_figure));
                     rows.push(PercentileRow { cells });
                 }
             }
@@ -75,7 +70,7 @@ fn seed_table_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
         .iter()
         .map(|(config, values)| {
             let mut row = vec![config.clone()];
-            row.extend(values.iter().map(|v| format_value(*v)));
+            row.extend(values.iter().map(|v| format_entry(*v)));
             row
         })
         .collect();
@@ -111,6 +106,12 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
             "\n## GC and server figures per cell\n\n{GC_NOTE}\n\n"
         ));
         markdown_table(&mut out, &strings(&GC_HEADINGS), &gc);
+        for line in not_offered(campaign)
+            .into_iter()
+            .chain(gc_missing_lines(campaign))
+        {
+            out.push_str(&format!("\n{line}\n"));
+        }
     }
     let tail = tail_rows(campaign);
     if !tail.is_empty() {

@@ -12,17 +12,16 @@
 //! workload, seed, start, rate or number of clients, a client id given twice, or a client missing.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
-use hdrhistogram::serialization::interval_log::{
-    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry,
+use cqlbench_results::hlog::{self, new_histogram, HlogFile, HlogKind, HlogWriter};
+use cqlbench_results::{
+    round3, ClientSummary, ErrorCounts, IntervalRow, Intervals, MergedClient, OpSummary,
+    Percentiles, PhaseSummary, ResultsError, RunStatus, Summary, WindowP99, INTERVALS_FILE,
+    INTERVAL_COLUMNS, SUMMARY_FILE,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 
 /// Why result directories could not be merged; every message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +33,8 @@ pub enum MergeError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Results(#[from] ResultsError),
     #[error("{path} is not a cqlbench result: {reason}")]
     BadRun { path: PathBuf, reason: String },
     #[error("{path} is still running (status `running`): merge finished runs")]
@@ -70,48 +71,75 @@ pub struct MergedRun {
     pub out: PathBuf,
     pub clients: u64,
     /// The merged summary.json.
-    pub summary: Value,
+    pub summary: Summary,
 }
 
-/// The interval logs of a result directory: per operation type, latency, service time, failures.
-const HLOG_KINDS: [&str; 3] = ["", ".service", ".failed"];
-const OP_TYPES: [&str; 2] = ["read", "write"];
-
-/// Settings that must be equal in every client of one run (dotted paths in summary.json).
-const SAME_SETTINGS: [(&str, &str); 14] = [
-    ("workload", "workload"),
-    ("number of clients", "clients"),
-    ("common start (--start-at)", "start_at"),
-    ("measured start", "measured_start_unix_s"),
-    ("rate share", "target_rate"),
-    ("rate", "settings.rate_all_clients"),
-    ("seed", "settings.seed"),
-    ("stopping rule (-d/-n)", "settings.stopping"),
-    ("partitions", "settings.partitions"),
-    ("partition generator", "settings.partition_generator"),
-    ("read ratio", "settings.read_ratio"),
-    ("populate", "settings.populate"),
-    ("warm-up", "settings.warmup_s"),
-    ("workload parameters", "settings.workload_parameters"),
-];
-
-/// More settings that must agree.
-const SAME_SETTINGS_MORE: [(&str, &str); 3] = [
-    ("keyspace", "settings.keyspace"),
-    ("p99 window", "p99_window_s"),
-    ("consistency", "settings.consistency"),
-];
-
-fn at<'a>(value: &'a Value, path: &str) -> &'a Value {
-    path.split('.').fold(value, |v, key| &v[key])
+/// A setting as two clients' summaries are compared on it.
+enum Setting {
+    Number(Option<f64>),
+    Text(Option<String>),
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MergeError + '_ {
-    move |source| MergeError::Io {
-        path: path.to_path_buf(),
-        source,
+impl Setting {
+    /// Numbers equal within a microsecond (times in seconds); everything else exactly.
+    fn same(&self, other: &Setting) -> bool {
+        match (self, other) {
+            (Setting::Number(Some(x)), Setting::Number(Some(y))) => (x - y).abs() < 1e-6,
+            (Setting::Number(a), Setting::Number(b)) => a.is_none() && b.is_none(),
+            (Setting::Text(a), Setting::Text(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn show(&self) -> String {
+        match self {
+            Setting::Number(Some(v)) => format!("{v}"),
+            Setting::Text(Some(t)) => t.clone(),
+            Setting::Number(None) | Setting::Text(None) => "none".into(),
+        }
     }
 }
+
+fn text(value: &str) -> Setting {
+    Setting::Text(Some(value.to_string()))
+}
+
+/// A structured setting, shown as its JSON.
+fn json(value: &impl serde::Serialize) -> Setting {
+    Setting::Text(serde_json::to_string(value).ok().filter(|t| t != "null"))
+}
+
+fn number(value: impl Into<Option<f64>>) -> Setting {
+    Setting::Number(value.into())
+}
+
+/// A setting of a summary, read for comparison.
+type SettingOf = fn(&Summary) -> Setting;
+
+/// Settings that must be equal in every client of one run.
+const SAME_SETTINGS: [(&str, SettingOf); 17] = [
+    ("workload", |s| text(&s.workload)),
+    ("number of clients", |s| number(s.clients as f64)),
+    ("common start (--start-at)", |s| number(s.start_at)),
+    ("measured start", |s| number(s.measured_start_unix_s)),
+    ("rate share", |s| number(s.target_rate)),
+    ("rate", |s| number(s.settings.rate_all_clients)),
+    ("seed", |s| number(s.settings.seed as f64)),
+    ("stopping rule (-d/-n)", |s| json(&s.settings.stopping)),
+    ("partitions", |s| number(s.settings.partitions as f64)),
+    ("partition generator", |s| {
+        text(&s.settings.partition_generator)
+    }),
+    ("read ratio", |s| number(s.settings.read_ratio)),
+    ("populate", |s| number(s.settings.populate as f64)),
+    ("warm-up", |s| number(s.settings.warmup_s)),
+    ("workload parameters", |s| {
+        json(&s.settings.workload_parameters)
+    }),
+    ("keyspace", |s| text(&s.settings.keyspace)),
+    ("p99 window", |s| number(s.p99_window_s)),
+    ("consistency", |s| text(&s.settings.consistency)),
+];
 
 fn bad(path: &Path, reason: impl Into<String>) -> MergeError {
     MergeError::BadRun {
@@ -120,179 +148,90 @@ fn bad(path: &Path, reason: impl Into<String>) -> MergeError {
     }
 }
 
-/// One interval of an interval log, in seconds since the epoch.
-struct Interval {
-    start: f64,
-    end: f64,
-    histogram: Histogram<u64>,
-}
-
 /// One client's result directory.
 struct ClientRun {
     dir: PathBuf,
-    summary: Value,
+    summary: Summary,
     id: u64,
-    /// `op + kind` (`write`, `write.service`, …) → its intervals.
-    hlogs: BTreeMap<String, Vec<Interval>>,
-    /// The comment lines that open each interval log (what it holds, in which unit).
-    hlog_comments: BTreeMap<String, Vec<String>>,
-    header: String,
-    rows: Vec<Vec<String>>,
+    /// (operation, kind) → its interval log.
+    hlogs: BTreeMap<(String, HlogKind), HlogFile>,
+    intervals: Intervals,
 }
 
-fn new_histogram() -> Histogram<u64> {
-    // Auto-resizing, 3 significant digits, like the clients' own.
-    let mut h = Histogram::new(3).expect("3 significant digits is a valid precision");
-    h.auto(true);
-    h
-}
-
-fn read_hlog(path: &Path) -> Result<(Vec<Interval>, Vec<String>)> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    let comments = String::from_utf8_lossy(&bytes)
-        .lines()
-        .take_while(|l| l.starts_with('#'))
-        .filter(|l| !l.starts_with("#[") && !l.starts_with("#\""))
-        .map(|l| l.trim_start_matches('#').to_string())
-        .collect();
-    let mut deserializer = Deserializer::new();
-    let mut base = 0.0;
-    let mut out = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        match entry.map_err(|e| bad(path, format!("unreadable interval log: {e:?}")))? {
-            LogEntry::BaseTime(t) => base = t.as_secs_f64(),
-            LogEntry::StartTime(_) => {}
-            LogEntry::Interval(interval) => {
-                let raw = base64::engine::general_purpose::STANDARD
-                    .decode(interval.encoded_histogram())
-                    .map_err(|e| bad(path, format!("bad histogram encoding: {e}")))?;
-                let histogram: Histogram<u64> = deserializer
-                    .deserialize(&mut raw.as_slice())
-                    .map_err(|e| bad(path, format!("bad histogram: {e:?}")))?;
-                let start = base + interval.start_timestamp().as_secs_f64();
-                out.push(Interval {
-                    start,
-                    end: start + interval.duration().as_secs_f64(),
-                    histogram,
-                });
-            }
-        }
+/// The client's number; a run from before `--clients` is a lone client, a merge is none.
+fn client_id(summary: &Summary, path: &Path) -> Result<u64> {
+    match summary.client_id {
+        Some(id) => Ok(id),
+        None if summary.merged_from.is_none() && summary.clients <= 1 => Ok(0),
+        None => Err(bad(
+            path,
+            "no `client_id` (a merged result cannot be merged again)",
+        )),
     }
-    Ok((out, comments))
 }
 
 fn read_client(dir: &Path) -> Result<ClientRun> {
-    let summary_path = dir.join("summary.json");
+    let summary_path = dir.join(SUMMARY_FILE);
     if !summary_path.is_file() {
         return Err(bad(dir, "it has no summary.json"));
     }
-    let text = std::fs::read_to_string(&summary_path).map_err(io(&summary_path))?;
-    let summary: Value =
-        serde_json::from_str(&text).map_err(|e| bad(&summary_path, e.to_string()))?;
-    if !summary["ops"].is_object() || !summary["measured_start_unix_s"].is_number() {
+    let summary = Summary::read_file(&summary_path)?;
+    if summary.measured_start_unix_s <= 0.0 {
         return Err(bad(&summary_path, "no `ops` or `measured_start_unix_s`"));
     }
-    if summary["status"] == "running" {
+    if summary.status == RunStatus::Running {
         return Err(MergeError::StillRunning {
             path: dir.to_path_buf(),
         });
     }
-    // A run from before --clients is a lone client.
-    let id = match &summary["client_id"] {
-        Value::Null if summary["clients"].is_null() => 0,
-        v => v.as_u64().ok_or_else(|| {
-            bad(
-                &summary_path,
-                "no `client_id` (a merged result cannot be merged again)",
-            )
-        })?,
-    };
+    let id = client_id(&summary, &summary_path)?;
     let mut hlogs = BTreeMap::new();
-    let mut hlog_comments = BTreeMap::new();
-    for op in OP_TYPES {
-        for kind in HLOG_KINDS {
-            let name = format!("{op}{kind}");
-            let path = dir.join(format!("{name}.hlog"));
-            if path.is_file() {
-                let (intervals, comments) = read_hlog(&path)?;
-                hlogs.insert(name.clone(), intervals);
-                hlog_comments.insert(name, comments);
-            }
-        }
+    for (op, kind) in hlog::logs_in(dir) {
+        let path = dir.join(kind.file_name(&op));
+        hlogs.insert((op, kind), hlog::read(&path)?);
     }
-    let csv_path = dir.join("intervals.csv");
-    let csv = std::fs::read_to_string(&csv_path).map_err(io(&csv_path))?;
-    let mut lines = csv.lines();
-    let header = lines
-        .next()
-        .ok_or_else(|| bad(&csv_path, "empty intervals.csv"))?
-        .to_string();
-    let width = header.split(',').count();
-    let rows = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let row: Vec<String> = l.split(',').map(str::to_string).collect();
-            if row.len() == width {
-                Ok(row)
-            } else {
-                Err(bad(&csv_path, format!("row of {} fields: {l}", row.len())))
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
     Ok(ClientRun {
         dir: dir.to_path_buf(),
+        intervals: Intervals::read(dir)?,
         summary,
         id,
         hlogs,
-        hlog_comments,
-        header,
-        rows,
     })
 }
 
-/// Numbers equal within a microsecond (times in seconds); everything else exactly.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => (x - y).abs() < 1e-6,
-        _ => a == b,
-    }
-}
-
-fn show(v: &Value) -> String {
-    match v {
-        Value::Null => "none".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Refuses clients that are not of one run; returns the number of clients.
-fn check_together(runs: &[ClientRun]) -> Result<u64> {
+/// Refuses clients whose settings or columns differ from the first's.
+fn check_same_settings(runs: &[ClientRun]) -> Result<()> {
     let first = &runs[0];
     for run in &runs[1..] {
-        for (what, path) in SAME_SETTINGS.iter().chain(SAME_SETTINGS_MORE.iter()) {
-            let (a, b) = (at(&first.summary, path), at(&run.summary, path));
-            if !same(a, b) {
+        for (what, setting) in SAME_SETTINGS {
+            let (a, b) = (setting(&first.summary), setting(&run.summary));
+            if !a.same(&b) {
                 return Err(MergeError::Differ {
                     what: what.to_string(),
                     a: first.dir.clone(),
                     b: run.dir.clone(),
-                    a_value: show(a),
-                    b_value: show(b),
+                    a_value: a.show(),
+                    b_value: b.show(),
                 });
             }
         }
-        if run.header != first.header {
+        if run.intervals.header != first.intervals.header {
             return Err(MergeError::Differ {
                 what: "intervals.csv columns".into(),
                 a: first.dir.clone(),
                 b: run.dir.clone(),
-                a_value: first.header.clone(),
-                b_value: run.header.clone(),
+                a_value: first.intervals.header.clone(),
+                b_value: run.intervals.header.clone(),
             });
         }
     }
-    let clients = first.summary["clients"].as_u64().unwrap_or(1).max(1);
+    Ok(())
+}
+
+/// Refuses clients that are not of one run; returns the number of clients.
+fn check_together(runs: &[ClientRun]) -> Result<u64> {
+    check_same_settings(runs)?;
+    let clients = runs[0].summary.clients.max(1);
     let mut seen: BTreeMap<u64, &Path> = BTreeMap::new();
     for run in runs {
         if run.id >= clients {
@@ -329,91 +268,79 @@ fn second_of(end: f64) -> i64 {
     end.round() as i64
 }
 
-/// Intervals of all clients added up by second: (start, end, histogram) relative to the measured start.
-type Seconds = BTreeMap<i64, (f64, f64, Histogram<u64>)>;
+/// One second of all clients added up: its span relative to the measured start, and the histogram.
+struct MergedSecond {
+    start: f64,
+    end: f64,
+    histogram: Histogram<u64>,
+}
 
-fn merge_intervals(runs: &[ClientRun], name: &str, measured_start: f64) -> Option<Seconds> {
+/// Intervals of all clients added up by second.
+type Seconds = BTreeMap<i64, MergedSecond>;
+
+/// Every interval log of the merge: (operation, kind) → its seconds.
+type MergedLogs = BTreeMap<(String, HlogKind), Seconds>;
+
+fn merge_intervals(
+    runs: &[ClientRun],
+    key: &(String, HlogKind),
+    measured_start: f64,
+) -> Option<Seconds> {
     let mut seconds: Seconds = BTreeMap::new();
     let mut any = false;
-    for run in runs {
-        let Some(intervals) = run.hlogs.get(name) else {
-            continue;
-        };
+    for log in runs.iter().filter_map(|run| run.hlogs.get(key)) {
         any = true;
-        for interval in intervals {
+        for interval in &log.intervals {
             let (start, end) = (
-                interval.start - measured_start,
-                interval.end - measured_start,
+                interval.start_unix_s - measured_start,
+                interval.end_unix_s - measured_start,
             );
             let entry = seconds
                 .entry(second_of(end))
-                .or_insert_with(|| (start, end, new_histogram()));
-            entry.0 = entry.0.min(start);
-            entry.1 = entry.1.max(end);
+                .or_insert_with(|| MergedSecond {
+                    start,
+                    end,
+                    histogram: new_histogram(),
+                });
+            entry.start = entry.start.min(start);
+            entry.end = entry.end.max(end);
             // Auto-resizing: adding never fails for want of range.
-            let _ = entry.2.add(&interval.histogram);
+            let _ = entry.histogram.add(&interval.histogram);
         }
     }
     any.then_some(seconds)
 }
 
-fn ms(micros: u64) -> f64 {
-    (micros as f64).round() / 1000.0
+fn merge_logs(runs: &[ClientRun], measured_start: f64) -> MergedLogs {
+    let keys: std::collections::BTreeSet<&(String, HlogKind)> =
+        runs.iter().flat_map(|r| r.hlogs.keys()).collect();
+    keys.into_iter()
+        .filter_map(|key| Some((key.clone(), merge_intervals(runs, key, measured_start)?)))
+        .collect()
 }
 
-/// Percentiles in milliseconds as `cqlbench run` writes them (all zero without operations).
-fn percentiles(h: &Histogram<u64>) -> Value {
-    if h.is_empty() {
-        return json!({"p50": 0.0, "p90": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0});
-    }
-    json!({
-        "p50": ms(h.value_at_quantile(0.50)),
-        "p90": ms(h.value_at_quantile(0.90)),
-        "p99": ms(h.value_at_quantile(0.99)),
-        "p999": ms(h.value_at_quantile(0.999)),
-        "max": ms(h.max()),
-    })
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
-}
-
-fn sum_u64(runs: &[ClientRun], path: &str) -> u64 {
-    runs.iter()
-        .filter_map(|r| at(&r.summary, path).as_u64())
-        .sum()
-}
-
-fn max_f64(runs: &[ClientRun], path: &str) -> f64 {
-    runs.iter()
-        .filter_map(|r| at(&r.summary, path).as_f64())
-        .fold(0.0, f64::max)
-}
-
-/// "Average p99" (weighted by window length) and "Max p99" of the merged latency intervals, windows
-/// closed as `cqlbench run` closes them: every `window` seconds from the measured start, the last one
-/// whatever its length, a remainder under one second joining the window before it.
-fn windowed_p99(seconds: &Seconds, window: f64) -> (Value, Value, usize, Option<String>) {
-    // window index → (histogram, end)
-    let mut windows: BTreeMap<i64, (Histogram<u64>, f64)> = BTreeMap::new();
+/// The windows of `cqlbench run`, from merged seconds: every `window` seconds from the measured
+/// start, the last one whatever its length, a remainder under one second joining the window before it.
+fn windows(seconds: &Seconds, window: f64) -> Vec<WindowP99> {
+    // window index → histogram
+    let mut windows: BTreeMap<i64, Histogram<u64>> = BTreeMap::new();
     let mut last_end = 0.0f64;
-    for (&second, (_, end, h)) in seconds {
-        last_end = last_end.max(*end);
-        if h.is_empty() {
+    for (&second, merged) in seconds {
+        last_end = last_end.max(merged.end);
+        if merged.histogram.is_empty() {
             continue;
         }
         let index = ((second as f64 - 0.5) / window).floor().max(0.0) as i64;
-        let entry = windows
+        let _ = windows
             .entry(index)
-            .or_insert_with(|| (new_histogram(), 0.0));
-        let _ = entry.0.add(h);
-        entry.1 = entry.1.max(*end);
+            .or_insert_with(new_histogram)
+            .add(&merged.histogram);
     }
-    let mut list: Vec<(f64, f64)> = Vec::new(); // (p99 ms, seconds)
+    let p99 = |h: &Histogram<u64>| Percentiles::of(h).p99.unwrap_or(0.0);
+    let mut list: Vec<WindowP99> = Vec::new();
     let mut previous: Option<Histogram<u64>> = None;
     let count = windows.len();
-    for (k, (index, (h, _))) in windows.into_iter().enumerate() {
+    for (k, (index, h)) in windows.into_iter().enumerate() {
         let window_start = index as f64 * window;
         let is_last = k + 1 == count;
         let length = if is_last {
@@ -421,66 +348,212 @@ fn windowed_p99(seconds: &Seconds, window: f64) -> (Value, Value, usize, Option<
         } else {
             window
         };
-        match previous.as_mut() {
-            Some(before) if is_last && length < 1.0 && length + 0.5 < window => {
+        match (previous.as_mut(), list.last_mut()) {
+            (Some(before), Some(entry)) if is_last && length < 1.0 && length + 0.5 < window => {
                 let _ = before.add(&h);
-                if let Some(entry) = list.last_mut() {
-                    entry.0 = ms(before.value_at_quantile(0.99));
-                    entry.1 += length;
-                }
+                entry.p99_ms = p99(before);
+                entry.seconds += length;
             }
             _ => {
-                list.push((ms(h.value_at_quantile(0.99)), length));
+                list.push(WindowP99 {
+                    p99_ms: p99(&h),
+                    seconds: length,
+                });
                 previous = Some(h);
             }
         }
     }
-    if list.is_empty() {
-        return (
-            Value::Null,
-            Value::Null,
-            0,
-            Some("no successful operation".into()),
-        );
-    }
-    let total: f64 = list.iter().map(|w| w.1).sum();
-    let average = if total > 0.0 {
-        list.iter().map(|w| w.0 * w.1).sum::<f64>() / total
-    } else {
-        list.iter().map(|w| w.0).sum::<f64>() / list.len() as f64
-    };
-    let max = list.iter().map(|w| w.0).fold(0.0, f64::max);
-    (json!(round3(average)), json!(round3(max)), list.len(), None)
+    list
 }
 
+/// All the seconds of one log as one histogram (empty without the log).
 fn total(seconds: Option<&Seconds>) -> Histogram<u64> {
     let mut h = new_histogram();
-    for (_, _, interval) in seconds.into_iter().flat_map(|s| s.values()) {
-        let _ = h.add(interval);
+    for merged in seconds.into_iter().flat_map(|s| s.values()) {
+        let _ = h.add(&merged.histogram);
     }
     h
 }
 
-const ERROR_KINDS: [&str; 5] = ["timeout", "unavailable", "overloaded", "other", "unsent"];
-
-fn describe_errors(errors: &Value) -> String {
-    let named: Vec<String> = ERROR_KINDS
-        .iter()
-        .filter_map(|k| {
-            let n = errors[*k].as_u64().unwrap_or(0);
-            (n > 0).then(|| format!("{k} {n}"))
-        })
-        .collect();
-    let total: u64 = ERROR_KINDS
-        .iter()
-        .map(|k| errors[*k].as_u64().unwrap_or(0))
-        .sum();
-    format!("{total} failed: {}", named.join(", "))
+/// Sum of a count over the clients.
+fn sum(runs: &[ClientRun], count: impl Fn(&Summary) -> u64) -> u64 {
+    runs.iter().map(|r| count(&r.summary)).sum()
 }
 
-/// Merges the result directories of every client of one run into `out` (created if needed):
-/// summary.json, intervals.csv and the `.hlog` files, of the same shape as one client's.
-pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
+/// The largest of a figure over the clients (0 when none has it).
+fn largest(runs: &[ClientRun], figure: impl Fn(&Summary) -> f64) -> f64 {
+    runs.iter().map(|r| figure(&r.summary)).fold(0.0, f64::max)
+}
+
+/// One operation of the merge: counts summed, latencies from the merged logs.
+fn merged_op(
+    runs: &[ClientRun],
+    op: &str,
+    logs: &MergedLogs,
+    duration: f64,
+    window: f64,
+) -> OpSummary {
+    let of = |s: &Summary| s.ops.get(op).cloned().unwrap_or_default();
+    let mut errors = ErrorCounts::default();
+    for run in runs {
+        errors.merge(&of(&run.summary).errors);
+    }
+    let count = sum(runs, |s| of(s).count);
+    let log = |kind| logs.get(&(op.to_string(), kind));
+    let mut summary = OpSummary {
+        count,
+        errors,
+        sent: sum(runs, |s| of(s).sent),
+        ops_per_s: if duration > 0.0 {
+            round3(count as f64 / duration)
+        } else {
+            0.0
+        },
+        latency_ms: Percentiles::of(&total(log(HlogKind::Latency))),
+        service_time_ms: Percentiles::of(&total(log(HlogKind::Service))),
+        failed_latency_ms: Percentiles::of(&total(log(HlogKind::Failed))),
+        ..OpSummary::default()
+    };
+    let windows = log(HlogKind::Latency).map_or_else(Vec::new, |s| windows(s, window));
+    summary.set_windows(&windows);
+    summary
+}
+
+/// Client figures without histograms in the results: the worst client's; counts summed.
+fn merged_client(runs: &[ClientRun]) -> ClientSummary {
+    let clients: Vec<&ClientSummary> = runs.iter().map(|r| &r.summary.client).collect();
+    ClientSummary {
+        hiccup_ms: Percentiles::worst(clients.iter().map(|c| &c.hiccup_ms)),
+        send_gap_ms: Percentiles::worst(clients.iter().map(|c| &c.send_gap_ms)),
+        concurrency_limited_ops: sum(runs, |s| s.client.concurrency_limited_ops),
+        reprepared_ops: sum(runs, |s| s.client.reprepared_ops),
+        scheduled_ops: clients.iter().map(|c| c.scheduled_ops).sum::<Option<u64>>(),
+        unsent_ops: sum(runs, |s| s.client.unsent_ops),
+        cancelled_ops: sum(runs, |s| s.client.cancelled_ops),
+        max_in_flight: clients.iter().map(|c| c.max_in_flight).sum(),
+    }
+}
+
+/// The warm-up or populate phase of all clients: counts summed, the longest duration, the worst p99
+/// (no histogram of these phases is kept).
+fn merged_phase(
+    runs: &[ClientRun],
+    phase: fn(&Summary) -> &Option<PhaseSummary>,
+) -> Option<PhaseSummary> {
+    let phases: Vec<&PhaseSummary> = runs
+        .iter()
+        .filter_map(|r| phase(&r.summary).as_ref())
+        .collect();
+    if phases.is_empty() {
+        return None;
+    }
+    let count: u64 = phases.iter().map(|p| p.count).sum();
+    let seconds = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    Some(PhaseSummary {
+        count,
+        errors: phases.iter().map(|p| p.errors).sum(),
+        duration_s: seconds,
+        ops_per_s: if seconds > 0.0 {
+            round3(count as f64 / seconds)
+        } else {
+            0.0
+        },
+        latency_p99_ms: phases
+            .iter()
+            .filter_map(|p| p.latency_p99_ms)
+            .reduce(f64::max),
+    })
+}
+
+/// How the clients ended together: failed if any failed, else interrupted if any was, with every
+/// client's failure named.
+fn merged_status(runs: &[ClientRun]) -> (RunStatus, Vec<String>) {
+    let status = [RunStatus::Failed, RunStatus::Interrupted]
+        .into_iter()
+        .find(|s| runs.iter().any(|r| r.summary.status == *s))
+        .unwrap_or(RunStatus::Complete);
+    let failures = runs
+        .iter()
+        .filter_map(|r| {
+            r.summary
+                .failure
+                .as_ref()
+                .map(|f| format!("client {}: {f}", r.id))
+        })
+        .collect();
+    (status, failures)
+}
+
+/// The merged summary: the first client's, with every figure of all clients.
+fn merged_summary(runs: &[ClientRun], clients: u64, logs: &MergedLogs) -> Summary {
+    let first = &runs[0].summary;
+    let duration = largest(runs, |s| s.duration_s);
+    let window = first.p99_window_s.max(1e-3);
+    let names: std::collections::BTreeSet<&String> =
+        runs.iter().flat_map(|r| r.summary.ops.keys()).collect();
+    let ops: BTreeMap<String, OpSummary> = names
+        .into_iter()
+        .map(|op| (op.clone(), merged_op(runs, op, logs, duration, window)))
+        .collect();
+    let successful: u64 = ops.values().map(|o| o.count).sum();
+    let mut failed = ErrorCounts::default();
+    for op in ops.values() {
+        failed.merge(&op.errors);
+    }
+    let shares: Vec<f64> = runs.iter().filter_map(|r| r.summary.target_rate).collect();
+    let target = (shares.len() == runs.len()).then(|| shares.iter().sum());
+    let achieved = if duration > 0.0 {
+        successful as f64 / duration
+    } else {
+        0.0
+    };
+    let (status, failures) = merged_status(runs);
+    let note = match status {
+        RunStatus::Failed => format!(
+            "FAILED: {}; the run was stopped{}",
+            failures.join("; "),
+            cqlbench_results::failures_suffix(&failed)
+        ),
+        RunStatus::Interrupted => format!(
+            "interrupted after {duration:.1} s{}",
+            cqlbench_results::failures_suffix(&failed)
+        ),
+        _ => cqlbench_results::rate_note(target, achieved, &failed),
+    };
+    let mut summary = first.clone();
+    summary.version = cqlbench_results::FORMAT_VERSION;
+    summary.target_rate = target;
+    summary.achieved_rate = round3(achieved);
+    summary.rate_kept = cqlbench_results::rate_kept(target, achieved, &failed);
+    summary.rate_note = format!("{clients} clients merged: {note}");
+    summary.duration_s = duration;
+    summary.status = status;
+    summary.failure = (!failures.is_empty()).then(|| failures.join("; "));
+    summary.ops = ops;
+    summary.client = merged_client(runs);
+    summary.warmup = merged_phase(runs, |s| &s.warmup);
+    summary.populate = merged_phase(runs, |s| &s.populate);
+    summary.clients = clients;
+    summary.client_id = None;
+    summary.settings.hosts = Vec::new();
+    for host in runs.iter().flat_map(|r| &r.summary.settings.hosts) {
+        if !summary.settings.hosts.contains(host) {
+            summary.settings.hosts.push(host.clone());
+        }
+    }
+    summary.merged_from = Some(
+        runs.iter()
+            .map(|r| MergedClient {
+                client_id: r.id,
+                dir: r.dir.display().to_string(),
+            })
+            .collect(),
+    );
+    summary
+}
+
+/// Reads every client and refuses what does not belong together, before anything is written.
+fn read_clients(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ClientRun>, u64)> {
     if dirs.is_empty() {
         return Err(MergeError::NoRuns);
     }
@@ -499,215 +572,48 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
         return Err(MergeError::OutputNotEmpty(out.to_path_buf()));
     }
     runs.sort_by_key(|r| r.id);
-    let first = &runs[0].summary;
-    let measured_start = first["measured_start_unix_s"].as_f64().unwrap_or(0.0);
+    Ok((runs, clients))
+}
 
-    let mut merged: BTreeMap<String, Seconds> = BTreeMap::new();
-    for op in OP_TYPES {
-        for kind in HLOG_KINDS {
-            let name = format!("{op}{kind}");
-            if let Some(seconds) = merge_intervals(&runs, &name, measured_start) {
-                merged.insert(name, seconds);
-            }
-        }
-    }
-
-    // summary.json
-    let duration = max_f64(&runs, "duration_s");
-    let window = first["p99_window_s"].as_f64().unwrap_or(10.0).max(1e-3);
-    let mut ops = serde_json::Map::new();
-    let mut successful = 0u64;
-    let mut failed = json!({});
-    for kind in ERROR_KINDS {
-        failed[kind] = json!(0);
-    }
-    for op in OP_TYPES {
-        if runs.iter().all(|r| r.summary["ops"][op].is_null()) {
-            continue;
-        }
-        let count = sum_u64(&runs, &format!("ops.{op}.count"));
-        successful += count;
-        let mut errors = json!({});
-        for kind in ERROR_KINDS {
-            let n = sum_u64(&runs, &format!("ops.{op}.errors.{kind}"));
-            errors[kind] = json!(n);
-            failed[kind] = json!(failed[kind].as_u64().unwrap_or(0) + n);
-        }
-        let latency = merged.get(op);
-        let (avg_p99, max_p99, windows, note) = match latency {
-            Some(seconds) => windowed_p99(seconds, window),
-            None => (
-                Value::Null,
-                Value::Null,
-                0,
-                Some("no successful operation".into()),
-            ),
-        };
-        let mut summary = json!({
-            "count": count,
-            "errors": errors,
-            "sent": sum_u64(&runs, &format!("ops.{op}.sent")),
-            "ops_per_s": if duration > 0.0 { round3(count as f64 / duration) } else { 0.0 },
-            "latency_ms": percentiles(&total(latency)),
-            "service_time_ms": percentiles(&total(merged.get(&format!("{op}.service")))),
-            "failed_latency_ms": percentiles(&total(merged.get(&format!("{op}.failed")))),
-            "avg_p99_ms": avg_p99,
-            "max_p99_ms": max_p99,
-            "p99_windows": windows,
-        });
-        if let Some(note) = note {
-            summary["p99_note"] = json!(note);
-        }
-        ops.insert(op.to_string(), summary);
-    }
-    let failed_total: u64 = ERROR_KINDS
-        .iter()
-        .map(|k| failed[*k].as_u64().unwrap_or(0))
-        .sum();
-    let target: Option<f64> = {
-        let shares: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.summary["target_rate"].as_f64())
-            .collect();
-        (shares.len() == runs.len()).then(|| shares.iter().sum())
-    };
-    let achieved = if duration > 0.0 {
-        successful as f64 / duration
-    } else {
-        0.0
-    };
-    let within = |t: f64| (achieved - t).abs() <= t * 0.01;
-    let rate_kept = failed_total == 0 && target.is_none_or(within);
-    let statuses: Vec<&str> = runs
-        .iter()
-        .map(|r| r.summary["status"].as_str().unwrap_or("complete"))
-        .collect();
-    let status = ["failed", "interrupted"]
-        .into_iter()
-        .find(|s| statuses.contains(s))
-        .unwrap_or("complete");
-    let failures: Vec<String> = runs
-        .iter()
-        .filter_map(|r| {
-            r.summary["failure"]
-                .as_str()
-                .map(|f| format!("client {}: {f}", r.id))
-        })
-        .collect();
-    let failures_text = if failed_total > 0 {
-        format!("; {}", describe_errors(&failed))
-    } else {
-        String::new()
-    };
-    let note = match (target, status) {
-        (_, "failed") => format!(
-            "FAILED: {}; the run was stopped{failures_text}",
-            failures.join("; ")
-        ),
-        (_, "interrupted") => format!("interrupted after {duration:.1} s{failures_text}"),
-        (None, _) => format!("unthrottled (as fast as the in-flight limit allows){failures_text}"),
-        (Some(t), _) if rate_kept => format!("kept the target rate ({t:.0} ops/s offered)"),
-        (Some(t), _) if within(t) => format!(
-            "achieved {achieved:.1} of {t:.0} ops/s offered, BUT {}",
-            describe_errors(&failed)
-        ),
-        (Some(t), _) => format!(
-            "OFFERED {t:.0} ops/s BUT ACHIEVED {achieved:.1} successful ops/s{failures_text}; \
-             latencies include the time operations waited"
-        ),
-    };
-    let client = json!({
-        // Per-client figures without histograms in the results: the worst client's.
-        "hiccup_ms": worst_percentiles(&runs, "client.hiccup_ms"),
-        "send_gap_ms": worst_percentiles(&runs, "client.send_gap_ms"),
-        "concurrency_limited_ops": sum_u64(&runs, "client.concurrency_limited_ops"),
-        "reprepared_ops": sum_u64(&runs, "client.reprepared_ops"),
-        "scheduled_ops": runs.iter().all(|r| r.summary["client"]["scheduled_ops"].is_u64())
-            .then(|| sum_u64(&runs, "client.scheduled_ops")),
-        "unsent_ops": sum_u64(&runs, "client.unsent_ops"),
-        "cancelled_ops": sum_u64(&runs, "client.cancelled_ops"),
-        "max_in_flight": sum_u64(&runs, "client.max_in_flight"),
-    });
-    let phase = |name: &str| -> Value {
-        if runs.iter().all(|r| r.summary[name].is_null()) {
-            return Value::Null;
-        }
-        let count = sum_u64(&runs, &format!("{name}.count"));
-        let seconds = max_f64(&runs, &format!("{name}.duration_s"));
-        json!({
-            "count": count,
-            "errors": sum_u64(&runs, &format!("{name}.errors")),
-            "duration_s": seconds,
-            "ops_per_s": if seconds > 0.0 { round3(count as f64 / seconds) } else { 0.0 },
-            // No histogram of these phases is kept: the worst client's p99.
-            "latency_p99_ms": max_f64(&runs, &format!("{name}.latency_p99_ms")),
-        })
-    };
-    let mut summary = first.clone();
-    summary["target_rate"] = json!(target);
-    summary["achieved_rate"] = json!(round3(achieved));
-    summary["rate_kept"] = json!(rate_kept);
-    summary["rate_note"] = json!(format!("{clients} clients merged: {note}"));
-    summary["duration_s"] = json!(duration);
-    summary["status"] = json!(status);
-    summary["failure"] = if failures.is_empty() {
-        Value::Null
-    } else {
-        json!(failures.join("; "))
-    };
-    summary["ops"] = Value::Object(ops);
-    summary["client"] = client;
-    summary["warmup"] = phase("warmup");
-    summary["populate"] = phase("populate");
-    summary["clients"] = json!(clients);
-    summary["client_id"] = Value::Null;
-    let mut hosts: Vec<Value> = Vec::new();
-    for run in &runs {
-        for host in run.summary["settings"]["hosts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if !hosts.contains(host) {
-                hosts.push(host.clone());
-            }
-        }
-    }
-    summary["settings"]["hosts"] = json!(hosts);
-    summary["merged_from"] = json!(runs
-        .iter()
-        .map(|r| json!({"client_id": r.id, "dir": r.dir.display().to_string()}))
-        .collect::<Vec<_>>());
-
+/// Merges the result directories of every client of one run into `out` (created if needed):
+/// summary.json, intervals.csv and the `.hlog` files, of the same shape as one client's.
+pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
+    let (runs, clients) = read_clients(dirs, out)?;
+    let measured_start = runs[0].summary.measured_start_unix_s;
+    let logs = merge_logs(&runs, measured_start);
+    let summary = merged_summary(&runs, clients, &logs);
     // Write: the interval logs, intervals.csv, then summary.json (a reader that sees summary.json
     // sees a finished merge).
-    std::fs::create_dir_all(out).map_err(io(out))?;
-    let base = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(measured_start.max(0.0));
-    for (name, seconds) in &merged {
-        let comments = runs
-            .iter()
-            .find_map(|r| r.hlog_comments.get(name))
-            .cloned()
-            .unwrap_or_default();
-        write_hlog(
-            &out.join(format!("{name}.hlog")),
-            seconds,
-            &comments,
-            base,
-            clients,
-        )?;
-    }
-    let csv = merged_csv(&runs, &merged)?;
-    let csv_path = out.join("intervals.csv");
-    std::fs::write(&csv_path, csv).map_err(io(&csv_path))?;
-    let path = out.join("summary.json");
-    let tmp = out.join(".summary.json.tmp");
-    let text = serde_json::to_string_pretty(&summary).map_err(|e| MergeError::Io {
-        path: path.clone(),
-        source: std::io::Error::other(e),
+    std::fs::create_dir_all(out).map_err(|source| MergeError::Io {
+        path: out.to_path_buf(),
+        source,
     })?;
-    std::fs::write(&tmp, text + "\n").map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    let base = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(measured_start.max(0.0));
+    for ((op, kind), seconds) in &logs {
+        let mut comments = runs
+            .iter()
+            .find_map(|r| r.hlogs.get(&(op.clone(), *kind)))
+            .map(|log| log.comments.clone())
+            .unwrap_or_default();
+        comments.push(format!(
+            "merged from {clients} client(s): their intervals added second by second"
+        ));
+        let mut writer = HlogWriter::create(&out.join(kind.file_name(op)), &comments, base)?;
+        for second in seconds.values() {
+            let start = second.start.max(0.0);
+            writer.append(
+                &second.histogram,
+                Duration::from_secs_f64(start),
+                Duration::from_secs_f64((second.end - start).max(0.0)),
+            )?;
+        }
+    }
+    let csv_path = out.join(INTERVALS_FILE);
+    std::fs::write(&csv_path, merged_csv(&runs, &logs)).map_err(|source| MergeError::Io {
+        path: csv_path,
+        source,
+    })?;
+    summary.write(out)?;
     Ok(MergedRun {
         out: out.to_path_buf(),
         clients,
@@ -715,229 +621,210 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
     })
 }
 
-fn worst_percentiles(runs: &[ClientRun], path: &str) -> Value {
-    let mut worst = json!({});
-    for p in ["p50", "p90", "p99", "p999", "max"] {
-        worst[p] = json!(max_f64(runs, &format!("{path}.{p}")));
-    }
-    worst
+/// One merged row of intervals.csv: its span, summed counts, operations (rate × length) and maxima.
+struct CsvRow {
+    start: f64,
+    end: f64,
+    count: u64,
+    errors: ErrorCounts,
+    error_total: u64,
+    sent: f64,
+    achieved: f64,
+    scheduled: f64,
+    max_ms: Option<f64>,
+    service_max_ms: Option<f64>,
+    failed_max_ms: Option<f64>,
+    hiccup_max_ms: Option<f64>,
 }
 
-fn write_hlog(
-    path: &Path,
-    seconds: &Seconds,
-    comments: &[String],
-    base: SystemTime,
-    clients: u64,
-) -> Result<()> {
-    let mut file = File::create(path).map_err(io(path))?;
-    let mut serializer = V2DeflateSerializer::new();
-    let mut builder = IntervalLogWriterBuilder::new();
-    for comment in comments {
-        builder.add_comment(comment);
+fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
     }
-    builder.add_comment(&format!(
-        "merged from {clients} client(s): their intervals added second by second"
-    ));
-    let mut writer = builder
-        .with_start_time(base)
-        .with_base_time(base)
-        .begin_log_with(&mut file, &mut serializer)
-        .map_err(io(path))?;
-    writer
-        .write_comment(
-            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"",
-        )
-        .map_err(io(path))?;
-    for (start, end, h) in seconds.values() {
-        let start = start.max(0.0);
-        writer
-            .write_histogram(
-                h,
-                Duration::from_secs_f64(start),
-                Duration::from_secs_f64((end - start).max(0.0)),
-                None,
-            )
-            .map_err(|e| MergeError::Io {
-                path: path.to_path_buf(),
-                source: std::io::Error::other(format!("{e:?}")),
-            })?;
-    }
-    Ok(())
 }
 
-/// intervals.csv of the merge: the clients' rows of one phase, operation type and second added up.
+impl CsvRow {
+    fn new(start: f64, end: f64) -> CsvRow {
+        CsvRow {
+            start,
+            end,
+            count: 0,
+            errors: ErrorCounts::default(),
+            error_total: 0,
+            sent: 0.0,
+            achieved: 0.0,
+            scheduled: 0.0,
+            max_ms: None,
+            service_max_ms: None,
+            failed_max_ms: None,
+            hiccup_max_ms: None,
+        }
+    }
+
+    /// Adds a client's row spanning `start` to `end`.
+    fn add(&mut self, row: &IntervalRow, start: f64, length: f64) {
+        self.start = self.start.min(start);
+        self.end = self.end.max(row.elapsed_s);
+        self.count += row.count;
+        self.error_total += row.errors;
+        self.errors.merge(&row.error_kinds);
+        self.sent += row.sent_ops_s * length;
+        self.achieved += row.achieved_ops_s * length;
+        self.scheduled += row.scheduled_all_ops_s * length;
+        self.max_ms = larger(self.max_ms, row.latency_ms.max);
+        self.service_max_ms = larger(self.service_max_ms, row.service_max_ms);
+        self.failed_max_ms = larger(self.failed_max_ms, row.failed_max_ms);
+        self.hiccup_max_ms = larger(self.hiccup_max_ms, row.client_hiccup_max_ms);
+    }
+}
+
+/// Where each of a client's rows starts. A client writes its rows at reporting moments (one row per
+/// phase and operation, all with the moment's end): a warm-up row spans from the previous moment, a
+/// measured row from the previous moment that wrote measured rows (or the measured start).
+struct RowSpans {
+    moment: f64,
+    before_any: f64,
+    moment_measured: f64,
+    before_measured: f64,
+}
+
+impl RowSpans {
+    fn new(warmup_s: f64) -> RowSpans {
+        RowSpans {
+            moment: f64::NAN,
+            before_any: -warmup_s,
+            moment_measured: f64::NAN,
+            before_measured: 0.0,
+        }
+    }
+
+    /// The start of the next row.
+    fn start_of(&mut self, row: &IntervalRow) -> f64 {
+        let end = row.elapsed_s;
+        if end != self.moment {
+            if self.moment.is_finite() {
+                self.before_any = self.moment;
+            }
+            self.moment = end;
+        }
+        if row.measured && end != self.moment_measured {
+            if self.moment_measured.is_finite() {
+                self.before_measured = self.moment_measured;
+            }
+            self.moment_measured = end;
+        }
+        if row.measured {
+            self.before_measured
+        } else {
+            self.before_any
+        }
+    }
+}
+
+/// Every client's rows added up by (second, phase: warm-up first, operation).
+fn summed_rows(runs: &[ClientRun]) -> BTreeMap<(i64, bool, String), CsvRow> {
+    let mut rows: BTreeMap<(i64, bool, String), CsvRow> = BTreeMap::new();
+    for run in runs {
+        let mut spans = RowSpans::new(run.summary.settings.warmup_s);
+        for row in &run.intervals.rows {
+            let start = spans.start_of(row);
+            let length = (row.elapsed_s - start).max(1e-9);
+            let key = (second_of(row.elapsed_s), row.measured, row.op.clone());
+            rows.entry(key)
+                .or_insert_with(|| CsvRow::new(start, row.elapsed_s))
+                .add(row, start, length);
+        }
+    }
+    rows
+}
+
+/// intervals.csv of the merge: the clients' rows of one phase, operation and second added up.
 /// Counts and errors are summed, rates recomputed over the second's span, the measured rows'
 /// percentiles read from the merged histograms of that second; warm-up rows (no histograms are kept
 /// for the warm-up) carry counts, rates and maxima, their percentile cells empty.
-fn merged_csv(runs: &[ClientRun], merged: &BTreeMap<String, Seconds>) -> Result<String> {
-    let header: Vec<&str> = runs[0].header.split(',').collect();
-    let column = |name: &str| {
-        header.iter().position(|c| *c == name).ok_or_else(|| {
-            bad(
-                &runs[0].dir.join("intervals.csv"),
-                format!("no column {name}"),
-            )
-        })
-    };
-    let (elapsed, phase, op) = (column("elapsed_s")?, column("phase")?, column("op")?);
-    let sums: Vec<usize> = [
-        "count",
-        "errors",
-        "timeout",
-        "unavailable",
-        "overloaded",
-        "other",
-        "unsent",
-    ]
-    .iter()
-    .map(|c| column(c))
-    .collect::<Result<_>>()?;
-    let (sent, achieved, scheduled) = (
-        column("sent_ops_s")?,
-        column("achieved_ops_s")?,
-        column("scheduled_all_ops_s")?,
-    );
-    let maxima: Vec<usize> = [
-        "max_ms",
-        "service_max_ms",
-        "failed_max_ms",
-        "client_hiccup_max_ms",
-    ]
-    .iter()
-    .map(|c| column(c))
-    .collect::<Result<_>>()?;
-
-    /// One merged row: its span, summed counts, operations (rate × length) and maxima.
-    struct Row {
-        start: f64,
-        end: f64,
-        sums: Vec<u64>,
-        sent: f64,
-        achieved: f64,
-        scheduled: f64,
-        maxima: Vec<f64>,
-    }
-    // (second, phase order: warm-up first, op) → row
-    let mut rows: BTreeMap<(i64, u8, String), Row> = BTreeMap::new();
-    for run in runs {
-        let path = run.dir.join("intervals.csv");
-        let number = |row: &[String], i: usize| -> Result<f64> {
-            row[i]
-                .parse::<f64>()
-                .map_err(|_| bad(&path, format!("not a number: {}", row.join(","))))
-        };
-        // A client writes its rows at reporting moments (one row per phase and operation type, all
-        // with the moment's end). A warm-up row spans from the previous moment; a measured row from
-        // the previous moment that wrote measured rows (or the measured start).
-        let warmup_s = run.summary["settings"]["warmup_s"].as_f64().unwrap_or(0.0);
-        let (mut moment, mut before_any) = (f64::NAN, -warmup_s);
-        let (mut moment_measured, mut before_measured) = (f64::NAN, 0.0f64);
-        for row in &run.rows {
-            let end = number(row, elapsed)?;
-            let measured = row[phase] == "measured";
-            if end != moment {
-                if moment.is_finite() {
-                    before_any = moment;
-                }
-                moment = end;
-            }
-            if measured && end != moment_measured {
-                if moment_measured.is_finite() {
-                    before_measured = moment_measured;
-                }
-                moment_measured = end;
-            }
-            let start = if measured {
-                before_measured
-            } else {
-                before_any
-            };
-            let length = (end - start).max(1e-9);
-            let key = (second_of(end), u8::from(measured), row[op].clone());
-            let entry = rows.entry(key).or_insert_with(|| Row {
-                start,
-                end,
-                sums: vec![0; sums.len()],
-                sent: 0.0,
-                achieved: 0.0,
-                scheduled: 0.0,
-                maxima: vec![0.0; maxima.len()],
-            });
-            entry.start = entry.start.min(start);
-            entry.end = entry.end.max(end);
-            for (k, &i) in sums.iter().enumerate() {
-                entry.sums[k] += number(row, i)?.round() as u64;
-            }
-            entry.sent += number(row, sent)? * length;
-            entry.achieved += number(row, achieved)? * length;
-            entry.scheduled += number(row, scheduled)? * length;
-            for (k, &i) in maxima.iter().enumerate() {
-                if let Ok(v) = row[i].parse::<f64>() {
-                    entry.maxima[k] = entry.maxima[k].max(v);
-                }
-            }
-        }
-    }
-    let mut out = runs[0].header.clone();
-    out.push('\n');
-    let empty = new_histogram();
-    for ((second, measured, op_name), row) in &rows {
+fn merged_csv(runs: &[ClientRun], logs: &MergedLogs) -> String {
+    let mut out = format!("{INTERVAL_COLUMNS}\n");
+    for ((second, measured, op), row) in summed_rows(runs) {
         let length = (row.end - row.start).max(1e-9);
-        let mut cells = vec![String::new(); header.len()];
-        cells[elapsed] = format!("{:.3}", row.end);
-        cells[phase] = if *measured == 1 { "measured" } else { "warmup" }.to_string();
-        cells[op] = op_name.clone();
-        for (k, &i) in sums.iter().enumerate() {
-            cells[i] = row.sums[k].to_string();
-        }
-        cells[sent] = format!("{:.1}", row.sent / length);
-        cells[achieved] = format!("{:.1}", row.achieved / length);
-        cells[scheduled] = format!("{:.1}", row.scheduled / length);
-        for (k, &i) in maxima.iter().enumerate() {
-            cells[i] = format!("{}", row.maxima[k]);
-        }
-        if *measured == 1 {
-            let of = |kind: &str| {
-                merged
-                    .get(&format!("{op_name}{kind}"))
-                    .and_then(|s| s.get(second))
-                    .map_or(&empty, |(_, _, h)| h)
+        let mut line = IntervalRow {
+            elapsed_s: row.end,
+            measured,
+            op: op.clone(),
+            count: row.count,
+            errors: row.error_total,
+            sent_ops_s: row.sent / length,
+            achieved_ops_s: row.achieved / length,
+            latency_ms: Percentiles {
+                max: row.max_ms,
+                ..Percentiles::NONE
+            },
+            service_p50_ms: None,
+            service_p99_ms: None,
+            service_max_ms: row.service_max_ms,
+            failed_p99_ms: None,
+            failed_max_ms: row.failed_max_ms,
+            error_kinds: row.errors,
+            scheduled_all_ops_s: row.scheduled / length,
+            client_hiccup_max_ms: row.hiccup_max_ms,
+            percentiles_kept: measured,
+        };
+        if measured {
+            let of = |kind| {
+                logs.get(&(op.clone(), kind))
+                    .and_then(|s| s.get(&second))
+                    .map_or_else(|| Percentiles::NONE, |m| Percentiles::of(&m.histogram))
             };
-            let (latency, service, failed) = (of(""), of(".service"), of(".failed"));
-            let q = |h: &Histogram<u64>, q: f64| {
-                if h.is_empty() {
-                    "0".to_string()
-                } else if q >= 1.0 {
-                    format!("{}", ms(h.max()))
-                } else {
-                    format!("{}", ms(h.value_at_quantile(q)))
-                }
-            };
-            for (name, h, quantile) in [
-                ("p50_ms", latency, 0.5),
-                ("p90_ms", latency, 0.9),
-                ("p99_ms", latency, 0.99),
-                ("p999_ms", latency, 0.999),
-                ("max_ms", latency, 1.0),
-                ("service_p50_ms", service, 0.5),
-                ("service_p99_ms", service, 0.99),
-                ("service_max_ms", service, 1.0),
-                ("failed_p99_ms", failed, 0.99),
-                ("failed_max_ms", failed, 1.0),
-            ] {
-                cells[column(name)?] = q(h, quantile);
-            }
+            let (service, failed) = (of(HlogKind::Service), of(HlogKind::Failed));
+            line.latency_ms = of(HlogKind::Latency);
+            line.service_p50_ms = service.p50;
+            line.service_p99_ms = service.p99;
+            line.service_max_ms = service.max;
+            line.failed_p99_ms = failed.p99;
+            line.failed_max_ms = failed.max;
         }
-        out.push_str(&cells.join(","));
+        out.push_str(&line.csv_line());
         out.push('\n');
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::V2DeflateSerializer;
+    use serde_json::{json, Value};
+
+    /// Percentiles as summary.json holds them.
+    fn percentiles(h: &Histogram<u64>) -> Value {
+        json!(Percentiles::of(h))
+    }
+
+    fn ms(micros: u64) -> f64 {
+        (micros as f64).round() / 1000.0
+    }
+
+    /// One interval of a merged log, its end in seconds since the epoch.
+    struct Interval {
+        end: f64,
+        histogram: Histogram<u64>,
+    }
+
+    fn read_hlog(path: &Path) -> Result<(Vec<Interval>, Vec<String>)> {
+        let log = hlog::read(path)?;
+        let intervals = log
+            .intervals
+            .into_iter()
+            .map(|i| Interval {
+                end: i.end_unix_s,
+                histogram: i.histogram,
+            })
+            .collect();
+        Ok((intervals, log.comments))
+    }
 
     const COLUMNS: &str = "elapsed_s,phase,op,count,errors,sent_ops_s,achieved_ops_s,\
 p50_ms,p90_ms,p99_ms,p999_ms,max_ms,service_p50_ms,service_p99_ms,service_max_ms,\
@@ -1058,6 +945,7 @@ scheduled_all_ops_s,client_hiccup_max_ms";
         let out = root.path().join("merged");
         let merged = merge_runs(&dirs, &out).unwrap();
         assert_eq!(merged.clients, 3);
+        let summary = serde_json::to_value(&merged.summary).unwrap();
         // One histogram of every operation of every client, recorded directly.
         let mut all = Histogram::<u64>::new(3).unwrap();
         for id in 0..3 {
@@ -1067,7 +955,7 @@ scheduled_all_ops_s,client_hiccup_max_ms";
                 }
             }
         }
-        let s = &merged.summary;
+        let s = &summary;
         let write = &s["ops"]["write"];
         assert_eq!(write["count"], 2400);
         assert_eq!(write["sent"], 2406);

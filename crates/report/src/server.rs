@@ -2,35 +2,42 @@
 //! `node*/figures.json`): the GC table, and the tail-vs-GC table built from it and the client's
 //! slow operations.
 
-use serde_json::Value;
+use cqlbench_gclog::Report;
+use cqlbench_results::{
+    node_dirs, GcAnalysis, JvmFlags, NodeFigures, FIGURES_FILE, JVM_FLAGS_FILE, NO_GC_LINES_NOTE,
+};
 
 use crate::cells::{Campaign, Cell};
-use crate::tail::{node_dirs, tail_vs_gc, TailVsGc};
+use crate::tail::{tail_vs_gc, TailVsGc};
 
-/// One node's collected files.
+/// One node's collected files (either may be missing or unreadable).
 struct NodeFiles {
-    gc: Value,
-    figures: Value,
+    /// The node's directory name in the cell (`node1`).
+    name: String,
+    gc: Option<Report>,
+    figures: Option<NodeFigures>,
+}
+
+impl NodeFiles {
+    /// Why the node has no GC analysis, when the campaign noted why.
+    fn gc_missing(&self) -> Option<String> {
+        let why = self.figures.as_ref()?.gc_analysis_missing()?;
+        self.gc.is_none().then(|| format!("{}: {why}", self.name))
+    }
 }
 
 fn node_files(cell: &Cell) -> Vec<NodeFiles> {
-    let read = |path: std::path::PathBuf| {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .unwrap_or(Value::Null)
-    };
-    node_dirs(&cell.dir, "figures.json")
+    node_dirs(&cell.dir, FIGURES_FILE)
         .into_iter()
         .map(|dir| NodeFiles {
-            gc: read(dir.join("gc-analysis.json")),
-            figures: read(dir.join("figures.json")),
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            gc: GcAnalysis::read(&dir).ok().and_then(|a| a.report),
+            figures: NodeFigures::read(&dir).ok(),
         })
         .collect()
-}
-
-fn at(value: &Value, pointer: &str) -> Option<f64> {
-    value.pointer(pointer).and_then(Value::as_f64)
 }
 
 /// A cell's GC and server figures over all its nodes: counts and times add up, worst-case figures
@@ -53,6 +60,9 @@ pub struct ServerFigures {
     pub cpu_ms_per_op: Option<f64>,
     pub gc_threads_cpu_share: Option<f64>,
     pub write_amplification: Option<f64>,
+    /// Nodes without a GC analysis and why (`node1: GC analysis: no GC log format recognised …`): a
+    /// cell whose GC log was not read says so rather than showing no pauses.
+    pub gc_missing: Vec<String>,
 }
 
 fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -75,40 +85,52 @@ pub fn server_figures(cell: &Cell) -> Option<ServerFigures> {
     if nodes.is_empty() {
         return None;
     }
-    let gc = |p: &'static str| nodes.iter().map(move |n| at(&n.gc, p));
-    let fig = |p: &'static str| nodes.iter().map(move |n| at(&n.figures, p));
-    let flushed = sum(fig("/flushed_bytes"));
-    let compacted = sum(fig("/compacted_bytes"));
+    let gc = |f: fn(&Report) -> Option<f64>| nodes.iter().map(move |n| n.gc.as_ref().and_then(f));
+    let fig = |f: fn(&NodeFigures) -> Option<f64>| {
+        nodes.iter().map(move |n| n.figures.as_ref().and_then(f))
+    };
+    let flushed = sum(fig(|f| Some(f.flushed_bytes)));
+    let compacted = sum(fig(|f| f.compacted_bytes));
     let mut collectors: Vec<String> = nodes
         .iter()
         .filter_map(|n| {
-            n.figures["collector"]
-                .as_str()
-                .or_else(|| n.gc.pointer("/jvm/collector").and_then(Value::as_str))
-                .map(str::to_string)
+            let named = n.figures.as_ref().and_then(|f| f.collector.clone());
+            named.or_else(|| n.gc.as_ref().and_then(|r| r.jvm.collector.clone()))
         })
         .collect();
     collectors.dedup();
     Some(ServerFigures {
         nodes: nodes.len(),
         collector: (!collectors.is_empty()).then(|| collectors.join(", ")),
-        pauses: sum(gc("/pauses/count")),
-        pause_total_ms: sum(gc("/pauses/total_ms")),
-        pause_max_ms: max(gc("/pauses/max_ms")),
-        stopped_total_ms: sum(gc("/safepoints/stopped_total_ms")),
-        ttsp_total_ms: sum(gc("/safepoints/ttsp_total_ms")),
-        time_sampled_p99_ms: max(gc("/time_sampled/p99_ms")),
-        time_sampled_p999_ms: max(gc("/time_sampled/p999_ms")),
-        time_sampled_p9999_ms: max(gc("/time_sampled/p9999_ms")),
-        concurrent_share: mean(gc("/concurrent/share_per_minute_mean")),
-        allocation_mb_s: sum(gc("/allocation_rate_mb_s")),
-        cpu_ms_per_op: sum(fig("/cpu_ms_per_op")),
-        gc_threads_cpu_share: mean(fig("/gc_threads_cpu_share")),
+        pauses: sum(gc(|r| Some(r.pauses.count as f64))),
+        pause_total_ms: sum(gc(|r| Some(r.pauses.total_ms))),
+        pause_max_ms: max(gc(|r| Some(r.pauses.max_ms))),
+        stopped_total_ms: sum(gc(|r| r.safepoints.as_ref().map(|s| s.stopped_total_ms))),
+        ttsp_total_ms: sum(gc(|r| r.safepoints.as_ref().map(|s| s.ttsp_total_ms))),
+        time_sampled_p99_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p99_ms))),
+        time_sampled_p999_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p999_ms))),
+        time_sampled_p9999_ms: max(gc(|r| r.time_sampled.as_ref().map(|t| t.p9999_ms))),
+        concurrent_share: mean(gc(|r| {
+            r.concurrent.as_ref().map(|c| c.share_per_minute_mean)
+        })),
+        allocation_mb_s: sum(gc(|r| r.allocation_rate_mb_s)),
+        cpu_ms_per_op: sum(fig(|f| f.cpu_ms_per_op)),
+        gc_threads_cpu_share: mean(fig(|f| f.gc_threads_cpu_share)),
         write_amplification: compacted
             .zip(flushed)
             .filter(|(_, f)| *f > 0.0)
             .map(|(c, f)| c / f),
+        gc_missing: nodes.iter().filter_map(NodeFiles::gc_missing).collect(),
     })
+}
+
+/// The pauses column: the count, or why there is none when no node's GC log was analysed.
+fn pauses_cell(s: &ServerFigures) -> String {
+    match (s.pauses, s.gc_missing.first()) {
+        (None, Some(why)) if why.contains(NO_GC_LINES_NOTE) => "no GC log line".to_string(),
+        (None, Some(_)) => "not analysed".to_string(),
+        (pauses, _) => number(pauses, 0),
+    }
 }
 
 fn number(value: Option<f64>, decimals: usize) -> String {
@@ -157,7 +179,7 @@ pub(crate) fn gc_rows(campaign: &Campaign) -> Vec<Vec<String>> {
             let mut row = cell_label(cell).to_vec();
             row.extend([
                 s.collector.clone().unwrap_or_default(),
-                number(s.pauses, 0),
+                pauses_cell(&s),
                 number(s.pause_total_ms, 1),
                 number(s.pause_max_ms, 2),
                 number(s.stopped_total_ms, 1),
@@ -215,6 +237,64 @@ fn tail_row(cell: &Cell, t: &TailVsGc) -> Vec<String> {
     row
 }
 
+/// Per configuration whose cells lack some server figures in every cell (a Cassandra version or JDK
+/// that does not offer them, e.g. no flush lines in its log): one line naming the configuration, its
+/// Cassandra version and JDK (from the campaign's `jvm-flags.json`), and the figures it has none of.
+pub(crate) fn not_offered(campaign: &Campaign) -> Vec<String> {
+    let rows = gc_rows(campaign);
+    let mut lines = Vec::new();
+    for config in &campaign.configs {
+        let own: Vec<&Vec<String>> = rows.iter().filter(|r| &r[0] == config).collect();
+        if own.is_empty() {
+            continue;
+        }
+        let missing: Vec<&str> = (4..GC_HEADINGS.len())
+            .filter(|&i| own.iter().all(|r| r[i].is_empty()))
+            .map(|i| GC_HEADINGS[i])
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let software = campaign
+            .cells
+            .iter()
+            .find(|c| &c.config == config)
+            .and_then(|c| c.dir.ancestors().find(|d| d.join(JVM_FLAGS_FILE).is_file()))
+            .and_then(|d| JvmFlags::read(d).ok())
+            .map(|flags| {
+                format!(
+                    " (Cassandra {} on JDK {})",
+                    flags.spec.cassandra_version, flags.jdk.version
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!(
+            "{config}{software} offers none of: {}.",
+            missing.join(", ")
+        ));
+    }
+    lines
+}
+
+/// One line per cell with a node whose GC log was not analysed, saying which and why (shown under the
+/// GC table, where the cell's pauses say "not analysed").
+pub(crate) fn gc_missing_lines(campaign: &Campaign) -> Vec<String> {
+    cells_in_order(campaign)
+        .filter_map(|cell| {
+            let s = server_figures(cell)?;
+            (!s.gc_missing.is_empty()).then(|| {
+                let [config, rate, repeat] = cell_label(cell);
+                let repeat = if repeat.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (repeat {repeat})")
+                };
+                format!("{config} at {rate}{repeat}: {}.", s.gc_missing.join("; "))
+            })
+        })
+        .collect()
+}
+
 fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
     campaign.configs.iter().flat_map(move |config| {
         campaign
@@ -228,6 +308,7 @@ fn cells_in_order(campaign: &Campaign) -> impl Iterator<Item = &Cell> {
 mod tests {
     use super::*;
     use crate::cells::RateKey;
+    use serde_json::Value;
 
     fn node(dir: &std::path::Path, name: &str, gc: Value, figures: Value) {
         let d = dir.join(name);
@@ -270,7 +351,7 @@ mod tests {
             rate: RateKey("1000".into()),
             repeat: None,
             dir: dir.path().to_path_buf(),
-            summary: Value::Null,
+            summary: cqlbench_results::Summary::default(),
         };
         let s = server_figures(&cell).unwrap();
         assert_eq!(s.nodes, 2);
@@ -292,5 +373,52 @@ mod tests {
             ..cell
         })
         .is_none());
+    }
+
+    #[test]
+    fn a_cell_whose_gc_log_was_not_analysed_says_so_instead_of_no_pauses() {
+        let dir = tempfile::tempdir().unwrap();
+        let cell_dir = dir.path().join("G1").join("1000");
+        let why = "GC analysis: no GC log format recognised in gc.log: 0 of 9 lines are GC events";
+        node(
+            &cell_dir,
+            "node1",
+            Value::Null,
+            serde_json::json!({"collector": "G1", "notes": [why]}),
+        );
+        node(
+            &cell_dir,
+            "node2",
+            Value::Null,
+            serde_json::json!({"collector": "G1", "notes": ["no GC log line in the window"]}),
+        );
+        let cell = Cell {
+            config: "G1".into(),
+            rate: RateKey("1000".into()),
+            repeat: None,
+            dir: cell_dir,
+            summary: cqlbench_results::Summary::default(),
+        };
+        let campaign = Campaign {
+            dir: dir.path().to_path_buf(),
+            configs: vec!["G1".into()],
+            rates: vec![RateKey("1000".into())],
+            cells: vec![cell],
+        };
+        let rows = gc_rows(&campaign);
+        assert_eq!(rows[0][4], "not analysed");
+        let lines = gc_missing_lines(&campaign);
+        assert_eq!(
+            lines,
+            [format!(
+                "G1 at 1,000 ops/s: node1: {why}; node2: no GC log line in the window."
+            )]
+        );
+        let tables = crate::tables::seed_tables(&campaign);
+        let md = crate::markdown::markdown(&campaign, &tables);
+        assert!(
+            md.contains("not analysed") && md.contains(&lines[0]),
+            "{md}"
+        );
     }
 }

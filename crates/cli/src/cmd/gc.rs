@@ -67,18 +67,11 @@ fn expand_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
             inputs.push(Input::from_arg(file));
             continue;
         }
-        let mut parts: Vec<PathBuf> = std::fs::read_dir(file)
-            .with_context(|| format!("cannot list {}", file.display()))?
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                path.is_file() && name.starts_with("gc") && name.contains(".log")
-            })
-            .collect();
+        let parts = cqlbench_gclog::parts_in_dir(file)
+            .with_context(|| format!("cannot list {}", file.display()))?;
         if parts.is_empty() {
             anyhow::bail!("no gc*.log* file in directory {}", file.display());
         }
-        parts.sort();
         inputs.extend(parts.into_iter().map(Input::Path));
     }
     Ok(inputs)

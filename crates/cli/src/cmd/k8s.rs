@@ -203,7 +203,7 @@ fn connect(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let client = runtime.block_on(cqlbench_k8s::delete::client(kubeconfig))?;
+    let client = runtime.block_on(cqlbench_k8s::api::client(kubeconfig))?;
     Ok((runtime, client))
 }
 

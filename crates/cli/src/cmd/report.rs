@@ -118,9 +118,9 @@ fn execute_merge(args: MergeArgs) -> anyhow::Result<()> {
         "merged {} client(s) into {}: {} successful ops/s of {} offered — {}",
         merged.clients,
         merged.out.display(),
-        s["achieved_rate"],
-        s["target_rate"],
-        s["rate_note"].as_str().unwrap_or_default()
+        serde_json::json!(s.achieved_rate),
+        serde_json::json!(s.target_rate),
+        s.rate_note
     );
     Ok(())
 }

@@ -315,3 +315,20 @@ pub fn status_json(name: &str) -> serde_json::Value {
     assert!(run.ok(), "{}", run.stderr);
     serde_json::from_str(&run.stdout).expect("status --json is JSON")
 }
+
+/// `release_version` of `system.local`, as the cluster's first contact point reports it.
+pub fn release_version(state: &ClusterState) -> String {
+    let contact = state.cql_contact_points();
+    cqlbench_cluster::cql::block_on(async move {
+        session(&contact)
+            .await
+            .query_unpaged("SELECT release_version FROM system.local", &[])
+            .await
+            .expect("version")
+            .into_rows_result()
+            .expect("rows")
+            .single_row::<(String,)>()
+            .expect("row")
+            .0
+    })
+}

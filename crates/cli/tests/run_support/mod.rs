@@ -47,9 +47,9 @@ impl TestNode {
         let paused = cqlbench_cluster::pause_node(&self.home, &self.name, 1, Some(duration))
             .expect("pause node");
         Frozen {
-            signalled: cqlbench_units::unix_seconds(paused.signalled),
-            stopped: cqlbench_units::unix_seconds(paused.stopped),
-            continued: cqlbench_units::unix_seconds(paused.continued.expect("a timed pause")),
+            signalled: cqlbench_units::time::unix_seconds(paused.signalled),
+            stopped: cqlbench_units::time::unix_seconds(paused.stopped),
+            continued: cqlbench_units::time::unix_seconds(paused.continued.expect("a timed pause")),
         }
     }
 }
@@ -354,16 +354,23 @@ pub fn accounted(summary: &serde_json::Value) -> (f64, f64) {
 }
 
 /// One row of intervals.csv: where it ends (seconds from the measured start), its phase and
-/// operation type, and its numeric columns by name.
+/// operation type, and its numeric columns by name (`None` where the value does not exist: "–").
 pub struct IntervalRow {
     pub end: f64,
     pub phase: String,
     pub op: String,
-    values: std::collections::HashMap<String, f64>,
+    values: std::collections::HashMap<String, Option<f64>>,
 }
 
 impl IntervalRow {
+    /// A column's value, which must exist.
     pub fn get(&self, column: &str) -> f64 {
+        self.value(column)
+            .unwrap_or_else(|| panic!("intervals.csv has no value of {column} at {} s", self.end))
+    }
+
+    /// A column's value, `None` where the row shows it does not exist ("–").
+    pub fn value(&self, column: &str) -> Option<f64> {
         *self
             .values
             .get(column)
@@ -383,7 +390,13 @@ pub fn interval_rows(dir: &Path) -> Vec<IntervalRow> {
             let values = header
                 .iter()
                 .zip(&fields)
-                .filter_map(|(name, text)| Some((name.to_string(), text.parse().ok()?)))
+                .filter_map(|(name, text)| {
+                    let value = match *text {
+                        "–" => None,
+                        number => Some(number.parse().ok()?),
+                    };
+                    Some((name.to_string(), value))
+                })
                 .collect();
             IntervalRow {
                 end: fields[0].parse().expect("elapsed_s"),
@@ -426,7 +439,8 @@ pub fn assert_rate_facts(summary: &serde_json::Value, out: &Path, scheduled: f64
     let tail_ms = interval_rows(out)
         .iter()
         .filter(|r| r.phase == "measured" && r.end > seconds)
-        .map(|r| r.get("max_ms"))
+        // A row without a success has no latency ("–").
+        .filter_map(|r| r.value("max_ms"))
         .fold(0.0, f64::max);
     assert!(
         duration - seconds <= tail_ms / 1000.0 + 0.0005,
