@@ -197,6 +197,19 @@ process_running() {
   return 0
 }
 
+# PID START SIGNAL TENTHS: sends SIGNAL while PID is still the process started at START, then waits
+# up to TENTHS tenths of a second for it to end; fails if it still runs.
+signal_and_wait() {
+  local i
+  process_running "$1" "$2" || return 0
+  kill -"$3" "$1" 2>/dev/null || true
+  for i in $(seq 1 "$4"); do
+    process_running "$1" "$2" || return 0
+    sleep 0.1
+  done
+  ! process_running "$1" "$2"
+}
+
 # PORT: something listens on 127.0.0.1:PORT, or on every address (IPv4 or IPv6).
 port_listened() {
   local hex
@@ -270,25 +283,12 @@ stop() {
   # The API server first (it talks to etcd while shutting down); each gets 15 s after SIGTERM, then
   # SIGKILL. Each is signalled only while its PID still names the process started (same start time),
   # and waited for until it has ended; then the ports must be free.
-  local dir="$1" f pid start i port
+  local dir="$1" f pid start port
   for f in apiserver.pid etcd.pid; do
     [[ -f "$dir/$f" ]] || continue
     read -r pid start <"$dir/$f" || true
-    if process_running "$pid" "$start"; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for i in $(seq 1 150); do
-        process_running "$pid" "$start" || break
-        sleep 0.1
-      done
-      if process_running "$pid" "$start"; then
-        kill -KILL "$pid" 2>/dev/null || true
-        for i in $(seq 1 300); do
-          process_running "$pid" "$start" || break
-          sleep 0.1
-        done
-        process_running "$pid" "$start" && die "process $pid ($f) still runs 30 s after SIGKILL"
-      fi
-    fi
+    signal_and_wait "$pid" "$start" TERM 150 || signal_and_wait "$pid" "$start" KILL 300 ||
+      die "process $pid ($f) still runs 30 s after SIGKILL"
     rm -f "$dir/$f"
   done
   for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT"; do
