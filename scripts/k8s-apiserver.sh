@@ -8,8 +8,10 @@
 #                                         k8s.io/kubernetes), the K8ssandraCluster CRD (k8ssandra-operator v1.21.0)
 #   scripts/k8s-apiserver.sh start DIR    fetch, then start etcd and kube-apiserver with fresh certs and a token
 #                                         under DIR, apply the CRD server-side and wait for Established.
-#                                         Writes DIR/kubeconfig, DIR/etcd.pid, DIR/apiserver.pid.
-#   scripts/k8s-apiserver.sh stop DIR     stop the two processes started for DIR (by their PIDs).
+#                                         Refuses if one of its ports is taken. Writes DIR/kubeconfig,
+#                                         DIR/etcd.pid and DIR/apiserver.pid (each: PID and start time).
+#   scripts/k8s-apiserver.sh stop DIR     stop the two processes started for DIR (by PID and start time),
+#                                         wait until they have ended and check their ports are free.
 #
 # Cache: ${CQLBENCH_K8S_CACHE:-$HOME/.cache/cqlbench/k8s}. Ports: ${CQLBENCH_K8S_APISERVER_PORT:-16443} (apiserver),
 # ${CQLBENCH_K8S_ETCD_PORT:-12379}/${CQLBENCH_K8S_ETCD_PEER_PORT:-12380} (etcd), all on 127.0.0.1.
@@ -175,11 +177,62 @@ EOF
   )
 }
 
+# A process as this script knows it: its PID and start time (clock ticks after boot, field 22 of
+# /proc/PID/stat), so that a PID the kernel has handed to another process is never taken for it.
+start_ticks() {
+  local stat f
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0
+  read -r -a f <<<"${stat##*) }"
+  echo "${f[19]}"
+}
+
+# PID START: the process still runs (a zombie left of one thread has ended and closed its sockets).
+process_running() {
+  local stat f
+  [[ -n "${2:-}" ]] || return 1
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  read -r -a f <<<"${stat##*) }"
+  [[ "${f[19]}" == "$2" ]] || return 1
+  [[ "${f[0]}" == Z && "${f[17]}" -le 1 ]] && return 1
+  return 0
+}
+
+# PID START SIGNAL TENTHS: sends SIGNAL while PID is still the process started at START, then waits
+# up to TENTHS tenths of a second for it to end; fails if it still runs.
+signal_and_wait() {
+  local i
+  process_running "$1" "$2" || return 0
+  kill -"$3" "$1" 2>/dev/null || true
+  for i in $(seq 1 "$4"); do
+    process_running "$1" "$2" || return 0
+    sleep 0.1
+  done
+  ! process_running "$1" "$2"
+}
+
+# PORT: something listens on 127.0.0.1:PORT, or on every address (IPv4 or IPv6).
+port_listened() {
+  local hex
+  hex="$(printf '%04X' "$1")"
+  awk -v p="$hex" 'FNR > 1 && $4 == "0A" {
+      split($2, a, ":")
+      if (a[2] == p && (a[1] == "0100007F" || a[1] == "00000000" ||
+          a[1] == "00000000000000000000000000000000" || a[1] == "0000000000000000FFFF00000100007F")) found = 1
+    } END { exit !found }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 start() {
-  local dir="$1"
+  local dir="$1" port
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
   fetch
+  # A leftover etcd would hand the new API server its old data; anything else on these ports would
+  # make one of them fail later and less clearly.
+  for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT"; do
+    if port_listened "$port"; then
+      die "127.0.0.1:$port is taken (an API server or etcd left running? \`$0 stop DIR\` stops those started for DIR)"
+    fi
+  done
   certs "$dir"
   log "starting etcd on 127.0.0.1:$ETCD_PORT"
   setsid "$ETCD_BIN" --name cqlbench-test --data-dir "$dir/etcd-data" \
@@ -188,7 +241,7 @@ start() {
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "cqlbench-test=http://127.0.0.1:$ETCD_PEER_PORT" \
     >"$dir/etcd.log" 2>&1 </dev/null &
-  echo $! >"$dir/etcd.pid"
+  echo "$! $(start_ticks $!)" >"$dir/etcd.pid"
   local t0=$SECONDS
   log "starting kube-apiserver on 127.0.0.1:$API_PORT"
   setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -199,12 +252,13 @@ start() {
     --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
     >"$dir/apiserver.log" 2>&1 </dev/null &
-  echo $! >"$dir/apiserver.pid"
+  echo "$! $(start_ticks $!)" >"$dir/apiserver.pid"
   local kc=("$KUBECTL_BIN" --kubeconfig "$dir/kubeconfig")
   local i
   for i in $(seq 1 120); do
     if "${kc[@]}" get --raw /readyz >/dev/null 2>&1; then break; fi
-    kill -0 "$(cat "$dir/apiserver.pid")" 2>/dev/null || {
+    # shellcheck disable=SC2046 # PID and start time, two words
+    process_running $(cat "$dir/apiserver.pid") || {
       tail -20 "$dir/apiserver.log" >&2
       die "kube-apiserver exited (log: $dir/apiserver.log)"
     }
@@ -226,19 +280,21 @@ start() {
 }
 
 stop() {
-  # The API server first (it talks to etcd while shutting down); each gets 15 s, then SIGKILL, so the ports
-  # are free when this returns.
-  local dir="$1" f pid i
+  # The API server first (it talks to etcd while shutting down); each gets 15 s after SIGTERM, then
+  # SIGKILL. Each is signalled only while its PID still names the process started (same start time),
+  # and waited for until it has ended; then the ports must be free.
+  local dir="$1" f pid start port
   for f in apiserver.pid etcd.pid; do
     [[ -f "$dir/$f" ]] || continue
-    pid="$(cat "$dir/$f")"
-    kill "$pid" 2>/dev/null || true
-    for i in $(seq 1 150); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
+    read -r pid start <"$dir/$f" || true
+    signal_and_wait "$pid" "$start" TERM 150 || signal_and_wait "$pid" "$start" KILL 300 ||
+      die "process $pid ($f) still runs 30 s after SIGKILL"
     rm -f "$dir/$f"
+  done
+  for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT"; do
+    if port_listened "$port"; then
+      die "127.0.0.1:$port is still listened on after stopping the processes started for $dir"
+    fi
   done
 }
 

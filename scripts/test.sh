@@ -7,6 +7,19 @@
 # JDK 11 and 21 runtimes via pip, JDK 8 from Debian's packages with apt-get download and dpkg-deb into
 # its cache) or below (Debian's chromium).
 set -euo pipefail
+# One suite at a time on a machine: the suites share the cqlbench cache (~/.cache/cqlbench: clusters by
+# fixed names, loopback addresses and ports), so a second one waits here for the first. The lock is held
+# by flock(1) around this script; with -o the commands it runs (and the nodes they leave running) do
+# not hold its descriptor, so nothing outlives the suite holding it.
+if [ -z "${CQLBENCH_SUITE_LOCKED:-}" ]; then
+  cache="${CQLBENCH_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/cqlbench}"
+  mkdir -p "$cache"
+  lock="$cache/test-suite.lock"
+  if ! flock -n -o "$lock" true; then
+    echo "another test suite runs on this machine; waiting for it (lock $lock)" >&2
+  fi
+  CQLBENCH_SUITE_LOCKED=1 exec flock -o "$lock" bash "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 # Fail now rather than after the long suites: no JDK 25 with javac means the JDK 25 tests cannot pass.
 jdk25_with_javac=""

@@ -446,6 +446,21 @@ mod tests {
     }
 
     #[test]
+    fn a_line_still_being_written_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("gc.log");
+        let whole =
+            "[2026-11-22T12:27:25.726+0000][6.972s][info][gc] GC(1) Pause Young 10M->5M 3.1ms\n";
+        // The JVM has written the stamp of its next line but not the rest (nor the newline).
+        std::fs::write(&log, format!("{whole}[2026-11-22T12:27:26.001+0000][7.2")).unwrap();
+        let window = Window {
+            start_unix_s: 1_795_350_445.0,
+            end_unix_s: 1_795_350_447.0,
+        };
+        assert_eq!(gc_lines_in(&log, window), whole);
+    }
+
+    #[test]
     fn flush_lines_give_bytes_and_times() {
         let line = "INFO  [PerDiskMemtableFlushWriter_0:1] 2026-11-22 12:27:25,726 Flushing.java:179 - Completed flushing /d/data/ks/t-1/nb-1-big-Data.db (6.292MiB) for commitlog position";
         assert!((system_log_time(line).unwrap() - 1_795_350_445.726).abs() < 1e-3);

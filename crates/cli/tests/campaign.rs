@@ -16,7 +16,7 @@ use campaign_support::{campaign, node_processes, private_home, signal, spawn, wa
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -255,6 +255,14 @@ fn group(text: &str) -> String {
     }
 }
 
+/// Whether a running cell has written a measured row: its load is under way.
+fn measured_row_written(partial: &Path) -> bool {
+    std::fs::read_to_string(partial.join("intervals.csv"))
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(",measured,"))
+}
+
 #[test]
 fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let home = private_home();
@@ -273,11 +281,10 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let child = reaper
         .campaign
         .insert(spawn(home.path(), &plan, &out, &log));
-    wait_for(child, "the first cell and the second's start", || {
+    wait_for(child, "the first cell and the second's load", || {
         out.join("G1-jdk17/200/summary.json").is_file()
-            && out.join("G1-jdk17/.400.partial").is_dir()
+            && measured_row_written(&out.join("G1-jdk17/.400.partial"))
     });
-    std::thread::sleep(Duration::from_secs(3));
     signal(child, libc::SIGINT);
     let status = child.wait().unwrap();
     assert!(
@@ -309,10 +316,11 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let child = reaper
         .campaign
         .insert(spawn(home.path(), &plan, &out, &log));
-    wait_for(child, "the second configuration's first cell", || {
-        out.join("Shenandoah-jdk17/.200.partial").is_dir()
-    });
-    std::thread::sleep(Duration::from_secs(3));
+    wait_for(
+        child,
+        "the second configuration's first cell's load",
+        || measured_row_written(&out.join("Shenandoah-jdk17/.200.partial")),
+    );
     signal(child, libc::SIGKILL);
     let _ = child.wait();
     let after_sigkill = kept_cells(&out);

@@ -19,7 +19,7 @@ use cqlbench_cluster::cql::{block_on, single_node_session};
 use support::{cqlbench, cqlbench_with, status_json, ClusterGuard};
 
 const NAME: &str = "test-dcs";
-const UP: [&str; 16] = [
+const UP: [&str; 19] = [
     "cluster",
     "up",
     "--name",
@@ -36,6 +36,11 @@ const UP: [&str; 16] = [
     "512M",
     "--start-timeout",
     "300s",
+    // The nodes' own read and write timeouts as long as the client's (20 s, not 2 s): on this
+    // shared machine a replica can be slow for a while, and an operation is then late, not failed.
+    "--jvm-opt=-Dcassandra.config.allow_system_properties=true",
+    "--jvm-opt=-Dcassandra.settings.write_request_timeout=20s",
+    "--jvm-opt=-Dcassandra.settings.read_request_timeout=20s",
 ];
 /// (address, datacenter, rack) of nodes 1–4.
 const LAYOUT: [(&str, &str, &str); 4] = [
@@ -138,27 +143,21 @@ fn run_in_dc(host: &str, dc: &str, ops: &str, rate: &str, out: &Path) -> serde_j
     serde_json::from_str(&text).expect("summary is JSON")
 }
 
-/// `(successful, sent)` operations of a run of `scheduled` operations. This machine is shared
-/// with other builds and nodes, so a few server-side write timeouts (2 s) may happen under load:
-/// at least 90 % must succeed, every operation must have been sent, and no failure may be of any
-/// other kind than a timeout (`unavailable` would mean too few live replicas for the level).
+/// `(successful, sent)` operations of a run of `scheduled` operations: every one was sent and
+/// succeeded (the nodes wait as long as the client for a replica), none failed of any kind
+/// (`unavailable` would mean too few live replicas for the level).
 fn checked_ops(summary: &serde_json::Value, scheduled: i64) -> (i64, i64) {
     let (mut ok, mut sent) = (0, 0);
     for op in ["read", "write"] {
         let stats = &summary["ops"][op];
         for (kind, count) in stats["errors"].as_object().expect("errors") {
-            if kind != "timeout" {
-                assert_eq!(count, 0, "{op}: {kind} errors: {summary}");
-            }
+            assert_eq!(count, 0, "{op}: {kind} errors: {summary}");
         }
         ok += stats["count"].as_i64().expect("count");
         sent += stats["sent"].as_i64().expect("sent");
     }
     assert_eq!(sent, scheduled, "operations left unsent: {summary}");
-    assert!(
-        ok * 10 >= scheduled * 9,
-        "only {ok} of {scheduled} operations succeeded: {summary}"
-    );
+    assert_eq!(ok, scheduled, "operations that did not succeed: {summary}");
     (ok, sent)
 }
 

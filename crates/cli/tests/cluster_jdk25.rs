@@ -421,7 +421,7 @@ fn enabling_udfs_on_jdk25_stops_the_node_at_start_up() {
     assert!(state
         .nodes
         .iter()
-        .all(|n| n.pid.is_none_or(|pid| !support::process_exists(pid))));
+        .all(|n| n.pid.is_none() || support::Proc::of_node(n).exited()));
 }
 
 fn up_in(home: &Path, args: &[&str]) -> Run {

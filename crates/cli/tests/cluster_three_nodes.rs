@@ -65,6 +65,25 @@ fn read_all(contact: Vec<SocketAddr>, range: std::ops::Range<i32>) -> usize {
     })
 }
 
+/// Waits until every node, as the only coordinator, answers a read at ALL: each sees every replica
+/// alive (gossip marks a peer alive a moment after it answers CQL, and again after a freeze), which
+/// is what QUORUM writes through any of them need when one node is then taken away.
+fn wait_all_see_all(contact: &[SocketAddr]) {
+    for &node in contact {
+        wait_until(
+            &format!("{node} coordinates a read at ALL"),
+            Duration::from_secs(60),
+            || {
+                block_on(async move {
+                    let session = session_through(&[node]).await;
+                    let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
+                    session.query_unpaged(select, (0,)).await.is_ok()
+                })
+            },
+        );
+    }
+}
+
 /// Prints how long the test has run at each step (visible with --nocapture), to keep it fast.
 fn step(what: &str) {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -199,6 +218,7 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
             .await
             .expect("schema agreement");
     });
+    wait_all_see_all(&contact);
     assert_eq!(write_quorum(contact.clone(), 0..100), 100);
     assert_eq!(read_all(contact.clone(), 0..100), 100);
     step("RF=3 QUORUM writes read back at ALL");
@@ -212,6 +232,7 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     assert_eq!(write_quorum(contact[..2].to_vec(), 100..150), 50);
     step("QUORUM writes with node 3 paused");
     assert!(cqlbench(&["cluster", "resume", "--name", NAME, "--node", "3"]).ok());
+    wait_all_see_all(&contact);
 
     // A killed node does not either; `start` brings it back and ALL reads work again.
     let killed = cqlbench(&["cluster", "kill", "--name", NAME, "--node", "2"]);
@@ -232,9 +253,8 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     let before = guard.state();
     let crashed = Proc::of_node(&before.nodes[2]);
     let crashed_pid = crashed.pid;
-    // SAFETY: kill(2) on the node JVM this test's cluster runs (its start time checked first).
     assert!(!crashed.exited());
-    unsafe { libc::kill(crashed_pid, libc::SIGKILL) };
+    assert!(crashed.signal(libc::SIGKILL), "{}", crashed.describe());
     wait_until("the crashed node is gone", Duration::from_secs(10), || {
         crashed.exited()
     });
@@ -253,6 +273,7 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     assert_ne!(after.nodes[2].pid, Some(crashed_pid));
     assert!(after.is_up());
     step("crashed node recovered by up");
+    wait_all_see_all(&contact);
     assert_eq!(write_quorum(contact.clone(), 200..220), 20);
 
     // Down stops everything and proves it.

@@ -4,6 +4,8 @@
 //! as a server-side dry run with strict field validation. No operator or kubelet runs: this proves the
 //! manifests are what the API accepts, not what a cluster does with them.
 
+mod run_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
@@ -334,13 +336,16 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
         ]
     );
 
-    // Again, and while it waits the "operator" and the "controller" let go.
+    // Again, and while it waits the "operator" and the "controller" let go: once it has asked for
+    // both held objects to be deleted, it is waiting for them.
     let mut second = delete("60s")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut progress = run_support::Progress::of(&mut second);
+    progress.wait_for("deleting K8ssandraCluster cqlbench/k8s-gc-2");
+    progress.wait_for("deleting PersistentVolumeClaim cqlbench/cqlbench-results");
     assert!(
         second.try_wait().unwrap().is_none(),
         "delete stopped waiting while finalizers held"
@@ -362,7 +367,8 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
         assert!(released.status.success(), "{}", text(&released));
     }
     let second = second.wait_with_output().unwrap();
-    assert!(second.status.success(), "{}", text(&second));
+    let stderr = progress.rest();
+    assert!(second.status.success(), "{}{stderr}", text(&second));
     assert_eq!(
         String::from_utf8_lossy(&second.stdout).trim(),
         "deleted 2 object(s); 12 did not exist (namespace cqlbench kept)"
@@ -528,12 +534,19 @@ fn jobs_of(server: &Server, cluster: &str) -> Vec<String> {
 /// Plays one configuration through a `k8s run`: the datacenter becomes ready only when the test says
 /// so, then each Job is finished with the given clients' throughputs. Returns the latency Job's rate
 /// annotation.
-fn play_configuration(server: &Server, cluster: &str, max_rates: &[f64]) -> String {
+fn play_configuration(
+    server: &Server,
+    cluster: &str,
+    max_rates: &[f64],
+    run: &mut run_support::Progress,
+) -> String {
     wait_until(&format!("K8ssandraCluster {cluster}"), || {
         server.get_json("k8ssandracluster", cluster)
     });
     server.set_datacenter(cluster, "Updating", false);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Once the run has read the Updating status (it says so), it must not have created a Job.
+    let waiting = format!("K8ssandraCluster {cluster}: waiting for datacenter");
+    run.wait_for_all(&[waiting.as_str(), "progress Updating"]);
     assert!(
         jobs_of(server, cluster).is_empty(),
         "a Job of {cluster} was created before its datacenter was ready"
@@ -542,16 +555,21 @@ fn play_configuration(server: &Server, cluster: &str, max_rates: &[f64]) -> Stri
 
     let populate = format!("{cluster}-populate");
     wait_until(&populate, || server.get_json("job", &populate));
+    // The max Job comes after the populate Job finished: `k8s run` decides its start after this.
+    let populate_done = unix_now();
     server.finish_job(&populate, &[brief(0, 1, 50_000.0, None)], false);
 
     let max = format!("{cluster}-max");
     let job = wait_until(&max, || server.get_json("job", &max));
-    let created = unix_now();
+    let created = rfc3339_seconds(job["metadata"]["creationTimestamp"].as_str().unwrap());
     let annotations = &job["spec"]["template"]["metadata"]["annotations"];
     let start_at = rfc3339_seconds(annotations["cqlbench.io/start-at"].as_str().unwrap());
+    // `k8s run` sets the start to its clock's next whole second 2 s ahead, just before it creates
+    // the Job, which the API server stamps in whole seconds (rounded down).
     assert!(
-        start_at > created - 1.0 && start_at < created + 4.0,
-        "{max} starts at {start_at}, created about {created} with --start-delay 2s"
+        start_at >= populate_done + 2.0 && start_at <= created + 3.0,
+        "{max} starts at {start_at}, created at {created} (whole seconds), its populate Job \
+         finished at {populate_done}, with --start-delay 2s"
     );
     let clients = max_rates.len() as u64;
     let briefs: Vec<_> = (0..clients)
@@ -611,7 +629,8 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
             .spawn()
             .unwrap()
     };
-    let first = run("none");
+    let mut first = run("none");
+    let mut first_progress = run_support::Progress::of(&mut first);
     // Pods need the namespace's default service account, which kube-controller-manager would create.
     wait_until("namespace cqlbench", || {
         server
@@ -623,9 +642,19 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
     server.kubectl_ok(&["create", "serviceaccount", "default", "-n", NAMESPACE]);
 
     // 4 client pods (examples/k8s-gc.toml): 35 % of 1000 + 1100 + 1200 + 1300 = 1610.
-    let rate = play_configuration(&server, "k8s-gc-1", &[1000.0, 1100.0, 1200.0, 1300.0]);
+    let rate = play_configuration(
+        &server,
+        "k8s-gc-1",
+        &[1000.0, 1100.0, 1200.0, 1300.0],
+        &mut first_progress,
+    );
     assert_eq!(rate, "1610");
-    let rate = play_configuration(&server, "k8s-gc-2", &[2000.0, 2000.5, 2001.0, 1999.0]);
+    let rate = play_configuration(
+        &server,
+        "k8s-gc-2",
+        &[2000.0, 2000.5, 2001.0, 1999.0],
+        &mut first_progress,
+    );
     assert_eq!(rate, "2800", "35 % of 8000.5, whole ops/s");
     assert_eq!(
         jobs_of(&server, "k8s-gc-3"),
@@ -651,8 +680,8 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
     ];
     server.finish_job("k8s-gc-3-max", &briefs, true);
     let first = first.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&first.stderr);
-    assert!(!first.status.success(), "{}", text(&first));
+    let stderr = first_progress.rest();
+    assert!(!first.status.success(), "{}{stderr}", text(&first));
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(

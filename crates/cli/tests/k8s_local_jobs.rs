@@ -10,7 +10,7 @@ mod run_support;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use run_support::{cqlbench_ok, f64_at, read_summary, TestNode};
+use run_support::{cqlbench_ok, f64_at, read_summary, Progress, TestNode};
 use serde_json::Value;
 
 const CLUSTER: &str = "k8s-jobs-1";
@@ -116,34 +116,49 @@ fn pod_command(
     command
 }
 
-/// Runs every pod of a Job at once and returns their briefs.
+/// Runs every pod of a Job at once and returns their briefs. With `start`, the pods take their
+/// common start from that file (`--start-at @FILE` through CQLBENCH_START_AT), and it is written
+/// once every pod is connected and ready, 2 s ahead in whole seconds, as `k8s run` writes it: as
+/// Kubernetes would have them, every pod is started before the time comes, however long each
+/// takes to connect.
 fn run_job(
     job: &Value,
     env: &[(&str, String)],
+    start: Option<&Path>,
     host: &str,
     raw: &Path,
     briefs: &Path,
 ) -> Vec<Value> {
     let name = job["metadata"]["name"].as_str().unwrap();
     let pods = job["spec"]["completions"].as_u64().unwrap() as usize;
-    let children: Vec<(PathBuf, Child)> = (0..pods)
+    let mut env = env.to_vec();
+    if let Some(file) = start {
+        env.push(("CQLBENCH_START_AT", format!("@{}", file.display())));
+    }
+    let mut children: Vec<(PathBuf, Child, Progress)> = (0..pods)
         .map(|index| {
             let brief = briefs.join(format!("{name}-{index}.json"));
-            let child = pod_command(job, index, env, host, raw, &brief)
+            let mut child = pod_command(job, index, &env, host, raw, &brief)
                 .spawn()
                 .unwrap();
-            (brief, child)
+            let progress = Progress::of(&mut child);
+            (brief, child, progress)
         })
         .collect();
+    if let Some(file) = start {
+        for (_, _, progress) in &mut children {
+            progress.wait_for("ready: waiting for the common start in");
+        }
+        let temporary = file.with_extension("tmp");
+        std::fs::write(&temporary, format!("{}\n", rfc3339(unix_now() + 2))).unwrap();
+        std::fs::rename(&temporary, file).unwrap();
+    }
     children
         .into_iter()
-        .map(|(brief, child)| {
-            let output = child.wait_with_output().unwrap();
-            assert!(
-                output.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
+        .map(|(brief, mut child, progress)| {
+            let status = child.wait().unwrap();
+            let stderr = progress.rest();
+            assert!(status.success(), "{name}: {stderr}");
             let text = std::fs::read_to_string(&brief).unwrap();
             assert_eq!(text.lines().count(), 1, "a brief is one line: {text}");
             assert!(text.len() < 4096, "a brief fits a termination message");
@@ -179,13 +194,13 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
     let briefs_dir = work.path().join("briefs");
     std::fs::create_dir_all(&briefs_dir).unwrap();
 
-    let populate = run_job(jobs[0], &[], &node.host, &raw, &briefs_dir);
+    let populate = run_job(jobs[0], &[], None, &node.host, &raw, &briefs_dir);
     assert_eq!(populate[0]["status"], "complete");
 
-    let start = rfc3339(unix_now() + 3);
     let max = run_job(
         jobs[1],
-        &[("CQLBENCH_START_AT", start)],
+        &[],
+        Some(&work.path().join("max-start")),
         &node.host,
         &raw,
         &briefs_dir,
@@ -197,13 +212,10 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
     assert!(max_rate > 100.0, "max briefs: {max:?}");
     let rate = (0.35 * max_rate).round();
 
-    let start = rfc3339(unix_now() + 3);
     let latency = run_job(
         jobs[2],
-        &[
-            ("CQLBENCH_START_AT", start),
-            ("CQLBENCH_RATE", format!("{rate}")),
-        ],
+        &[("CQLBENCH_RATE", format!("{rate}"))],
+        Some(&work.path().join("p35-start")),
         &node.host,
         &raw,
         &briefs_dir,
@@ -228,7 +240,10 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
         .unwrap();
     let pod_dir = raw.join(CLUSTER).join("nodes").join(POD);
     std::fs::create_dir_all(&pod_dir).unwrap();
-    std::fs::copy(&state.nodes[0].gc_log, pod_dir.join("gc.log")).unwrap();
+    // The node is still running and may be writing its last line: copy the whole lines only.
+    let live = std::fs::read_to_string(&state.nodes[0].gc_log).unwrap();
+    let gc_log = &live[..live.rfind('\n').map_or(0, |i| i + 1)];
+    std::fs::write(pod_dir.join("gc.log"), gc_log).unwrap();
 
     cqlbench_ok(&[
         "k8s",
@@ -265,8 +280,7 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
         let window_start = f64_at(&merged, "measured_start_unix_s");
         let window_end = window_start + f64_at(&merged, "duration_s");
         let mut minutes = std::collections::HashMap::new();
-        let expected = std::fs::read_to_string(&state.nodes[0].gc_log)
-            .unwrap()
+        let expected = gc_log
             .lines()
             .filter(|line| {
                 let stamp = line.strip_prefix('[').and_then(|l| l.split(']').next());

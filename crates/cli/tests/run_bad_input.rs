@@ -4,6 +4,13 @@ mod run_support;
 
 use run_support::{cqlbench, cqlbench_command, one_line_error};
 
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 fn assert_one_line_error(args: &[&str], expected: &str) {
     one_line_error(&mut cqlbench_command(args), expected);
 }
@@ -251,6 +258,8 @@ fn a_failed_run_writes_a_failed_brief() {
     let dir = tempfile::tempdir().unwrap();
     let brief = dir.path().join("brief.json");
     let brief_arg = brief.display().to_string();
+    // A start ahead: the rate must be what is refused, whatever the day the test runs.
+    let start_at = format!("{}", unix_now() + 600);
     one_line_error(
         &mut cqlbench_command(&[
             "run",
@@ -262,7 +271,7 @@ fn a_failed_run_writes_a_failed_brief() {
             "--client-id",
             "2",
             "--start-at",
-            "1795306102",
+            &start_at,
             "--host",
             "127.0.4.250",
             "--brief-to",
@@ -281,4 +290,34 @@ fn a_failed_run_writes_a_failed_brief() {
     assert_eq!(brief["client_id"], 2, "{text}");
     assert_eq!(brief["clients"], 4, "{text}");
     assert_eq!(brief["successful_ops"], 0, "{text}");
+}
+
+/// `--start-at @FILE` names a file the common start will be written to: an empty name, a directory
+/// and a file in a directory that does not exist are refused before anything connects.
+#[test]
+fn a_start_file_must_be_a_file_in_an_existing_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = format!("@{}", dir.path().display());
+    let missing = format!("@{}/no-such-dir/start", dir.path().display());
+    for (start, expected) in [
+        ("@", "expected @ and the file"),
+        (dir_arg.as_str(), "is a directory"),
+        (missing.as_str(), "no-such-dir does not exist"),
+    ] {
+        assert_one_line_error(
+            &[
+                "run",
+                "KeyValue",
+                "--rate",
+                "100",
+                "--clients",
+                "2",
+                "--start-at",
+                start,
+                "--host",
+                "127.0.4.250",
+            ],
+            expected,
+        );
+    }
 }

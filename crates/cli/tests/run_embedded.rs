@@ -5,6 +5,7 @@
 //! CQLBENCH_HOME whose Cassandra and JDK caches are links to the shared ones, so that only the cluster's
 //! state is private.
 
+mod run_support;
 #[path = "common/cluster_support.rs"]
 mod support;
 
@@ -13,7 +14,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cqlbench_cluster::{ClusterState, Home, DEFAULT_CLUSTER_NAME};
-use support::process_exists;
 
 fn private_home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -26,10 +26,17 @@ fn private_home() -> tempfile::TempDir {
     dir
 }
 
-fn node_pids(home: &std::path::Path) -> Vec<i32> {
+/// The recorded node JVMs (PID and start time) of the run's cluster.
+fn node_procs(home: &std::path::Path) -> Vec<support::Proc> {
     ClusterState::load(&Home::new(home), DEFAULT_CLUSTER_NAME)
         .unwrap()
-        .map(|s| s.nodes.iter().filter_map(|n| n.pid).collect())
+        .map(|s| {
+            s.nodes
+                .iter()
+                .filter(|n| n.pid.is_some())
+                .map(support::Proc::of_node)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -44,18 +51,10 @@ fn live_node_processes(home: &std::path::Path) -> Vec<i32> {
         .iter()
         .map(|n| format!("-Dcassandra.storagedir={}", n.dir.join("data").display()))
         .collect();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if markers.iter().any(|m| cmdline.contains(m.as_str())) && process_exists(pid) {
-            found.push(pid);
-        }
-    }
-    found
+    support::processes_with_any(&markers)
+        .into_iter()
+        .map(|p| p.pid)
+        .collect()
 }
 
 fn embedded_run(home: &std::path::Path, out: &std::path::Path) -> Command {
@@ -86,10 +85,9 @@ fn runs_on_its_own_node_and_stops_it(home: &std::path::Path) {
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("p99.9 ms"));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let achieved = summary["achieved_rate"].as_f64().unwrap();
-    assert!((achieved - 300.0).abs() <= 3.0, "achieved {achieved}");
+    let summary = run_support::read_summary(&out);
+    // Every operation of the 3 s schedule at 300 ops/s, and the rate they make.
+    run_support::assert_rate_facts(&summary, &out, 900.0, 3.0);
     assert_eq!(
         summary["settings"]["hosts"][0], "127.0.0.1:9042",
         "{summary}"
@@ -119,10 +117,11 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
             let _ = lines_tx.send(line);
         }
     });
-    // Interrupt once the node's JVM exists but before it answers CQL.
+    // Interrupt once the node's JVM exists but before it answers CQL (it takes seconds to get
+    // there; the run goes on waiting for it, then stops it).
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut seen = Vec::new();
-    loop {
+    let node = loop {
         assert!(
             Instant::now() < deadline,
             "no node start seen:\n{}",
@@ -131,16 +130,24 @@ fn ctrl_c_during_start_up_stops_the_node(home: &std::path::Path) {
         if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
             seen.push(line);
         }
-        if !node_pids(home).is_empty() {
-            break;
+        if let Some(node) = node_procs(home).first() {
+            break *node;
         }
-    }
-    let pid = node_pids(home)[0];
-    let node = support::Proc::of(pid);
-    // SAFETY: signals the child this test spawned.
+    };
+    let cql = "127.0.0.1:9042".parse().unwrap();
+    assert!(
+        !cqlbench_cluster::process::listens_on(
+            &cqlbench_cluster::process::listening_sockets(),
+            cql
+        ),
+        "the node listened for CQL before the interrupt: the run is past its start-up"
+    );
+    // SAFETY: signals the child this test spawned and has not reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
-    while let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+    // The run has exited and no node holds its stderr (a node inherits no descriptor): the
+    // channel ends with the run's last line.
+    while let Ok(line) = lines.recv() {
         seen.push(line);
     }
     let text = seen.join("\n");

@@ -120,6 +120,11 @@ pub enum ClusterError {
     #[error("process {pid} did not exit within 30 s of SIGKILL ({proc})")]
     StopFailed { pid: i32, proc: String },
 
+    #[error(
+        "process {pid} could not be stopped: not every thread reached the stopped state ({proc})"
+    )]
+    NotStopped { pid: i32, proc: String },
+
     #[error("{address} is still listened on after the node's JVM ended: another process holds it")]
     PortStillBusy { address: String },
 

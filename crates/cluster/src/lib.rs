@@ -35,7 +35,7 @@ pub use home::Home;
 pub use jdk::{Jdk, JdkChoice};
 pub use lifecycle::{
     destroy, down, kill_node, pause_node, resume_node, start_node, status, up, ClusterStatus,
-    NodeStatus,
+    NodeStatus, Paused,
 };
 pub use process::ProcessState;
 pub use scoped::{check_spec, interrupt, with_cluster};

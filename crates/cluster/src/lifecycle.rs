@@ -7,7 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
@@ -21,7 +21,7 @@ use crate::home::Home;
 use crate::jdk::{self, Jdk, JdkChoice};
 use crate::jvm::{self, NodeLaunch};
 use crate::process::{self, Ending, ProcessId, ProcessState, StopTarget};
-use crate::spec::{ClusterSpec, NATIVE_PORT, STORAGE_PORT};
+use crate::spec::{jmx_port, ClusterSpec, NATIVE_PORT, STORAGE_PORT};
 use crate::state::{ClusterState, NodeState};
 use crate::tokens;
 use crate::version::{CassandraVersion, Series};
@@ -264,22 +264,27 @@ pub fn describe_spec(spec: &ClusterSpec) -> String {
 /// A node that just crashed may hold its ports for a few seconds while its JVM tears down.
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
 
-/// Refuses a busy CQL or storage port. With `had_node`, the cluster ran a node on this address
-/// before, which may still be releasing its ports, so a busy port gets some time first.
+/// Refuses a busy CQL, storage or JMX port. With `had_node`, the cluster ran a node on this
+/// address before, which may still be releasing its ports, so a busy port gets some time first.
 fn check_ports_free(address: Ipv4Addr, had_node: bool) -> Result<()> {
-    for (port, what) in [(NATIVE_PORT, "CQL port"), (STORAGE_PORT, "storage port")] {
+    let ports = [
+        (address, NATIVE_PORT, "CQL port"),
+        (address, STORAGE_PORT, "storage port"),
+        (Ipv4Addr::LOCALHOST, jmx_port(address), "JMX port"),
+    ];
+    for (host, port, what) in ports {
         let wait = if had_node {
             PORT_RELEASE_WAIT
         } else {
             Duration::ZERO
         };
         let deadline = Instant::now() + wait;
-        while process::port_in_use(address, port) && Instant::now() < deadline {
+        while process::port_in_use(host, port) && Instant::now() < deadline {
             std::thread::sleep(POLL_INTERVAL);
         }
-        if process::port_in_use(address, port) {
+        if process::port_in_use(host, port) {
             return Err(ClusterError::PortInUse {
-                address: address.to_string(),
+                address: host.to_string(),
                 port,
                 what,
             });
@@ -296,7 +301,7 @@ fn plan_node(spec: &ClusterSpec, cluster_dir: &Path, index: usize) -> NodeState 
         address: spec.node_address(index),
         native_port: NATIVE_PORT,
         storage_port: STORAGE_PORT,
-        jmx_port: 0,
+        jmx_port: jmx_port(spec.node_address(index)),
         pid: None,
         pid_start_ticks: None,
         system_log: logs.join("system.log"),
@@ -363,7 +368,8 @@ impl Launcher<'_> {
             ));
         }
         jvm_opts.extend(self.spec.jvm_opts.iter().cloned());
-        node.jmx_port = process::free_loopback_port()?;
+        // Also for a state file written when the port was still the kernel's choice.
+        node.jmx_port = jmx_port(node.address);
         let jamm = self.distribution.jamm_jar()?;
         let classpath = match self.shim {
             Some(shim) => format!(
@@ -778,16 +784,48 @@ fn running_node(state: &ClusterState, index: usize) -> Result<StopTarget> {
         })
 }
 
-/// SIGSTOPs node `index`; with `duration`, SIGCONTs it again after that long (blocking meanwhile).
-pub fn pause_node(home: &Home, name: &str, index: usize, duration: Option<Duration>) -> Result<()> {
+/// How long a SIGSTOP may take to reach every thread of a node before `pause` fails (a thread
+/// finishes its system call first: microseconds when it runs, longer in uninterruptible I/O).
+const PAUSE_WAIT: Duration = Duration::from_secs(30);
+
+/// When a paused node was frozen: from `stopped` (every thread of its JVM seen stopped) until
+/// `continued` (just before SIGCONT was sent, with `--for`) the node surely ran no code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paused {
+    /// When SIGSTOP was sent.
+    pub signalled: SystemTime,
+    /// When every thread was seen in the stopped state.
+    pub stopped: SystemTime,
+    /// When SIGCONT was sent (with a duration).
+    pub continued: Option<SystemTime>,
+}
+
+/// SIGSTOPs node `index` and returns once every thread of its JVM is stopped; with `duration`,
+/// SIGCONTs it that long after that moment (blocking meanwhile).
+pub fn pause_node(
+    home: &Home,
+    name: &str,
+    index: usize,
+    duration: Option<Duration>,
+) -> Result<Paused> {
     let state = ClusterState::load_existing(home, name)?;
     let node = running_node(&state, index)?;
-    node.process.signal(libc::SIGSTOP);
-    if let Some(duration) = duration {
-        std::thread::sleep(duration);
+    let signalled = SystemTime::now();
+    let stopped = node.process.stop_all_threads(PAUSE_WAIT).inspect_err(|_| {
+        // Half stopped is no state to leave a node in.
         node.process.signal(libc::SIGCONT);
-    }
-    Ok(())
+    })?;
+    let continued = duration.map(|duration| {
+        std::thread::sleep(duration);
+        let continued = SystemTime::now();
+        node.process.signal(libc::SIGCONT);
+        continued
+    });
+    Ok(Paused {
+        signalled,
+        stopped,
+        continued,
+    })
 }
 
 /// SIGCONTs a paused node.

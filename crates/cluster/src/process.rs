@@ -7,7 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{ClusterError, IoContext, Result};
 
@@ -68,6 +68,29 @@ pub fn describe_pid(pid: i32) -> String {
         cmdline.chars().take(80).collect::<String>()
     )
 }
+
+/// The states of a process's threads, for error messages: "PID 12: 80 thread(s), 79 in T, 1 in D".
+pub fn describe_threads(pid: i32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return format!("no entry for PID {pid}");
+    };
+    let mut states: std::collections::BTreeMap<char, usize> = Default::default();
+    for task in tasks.flatten() {
+        if let Some(stat) = std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|t| Stat::parse(&t))
+        {
+            *states.entry(stat.state).or_default() += 1;
+        }
+    }
+    let total: usize = states.values().sum();
+    let by_state: Vec<String> = states.iter().map(|(s, n)| format!("{n} in {s}")).collect();
+    format!("PID {pid}: {total} thread(s), {}", by_state.join(", "))
+}
+
+/// How often [`ProcessId::stop_all_threads`] looks at the threads (a stop takes well under a
+/// millisecond per thread when they run).
+const STOP_POLL: Duration = Duration::from_micros(200);
 
 /// Like [`exit_description`], giving the reaper thread up to `limit` to record the exit.
 pub fn wait_exit_description(process: &ProcessId, limit: Duration) -> Option<String> {
@@ -251,6 +274,53 @@ impl ProcessId {
 
     pub fn is_gone(&self) -> bool {
         self.state() == ProcessState::Gone
+    }
+
+    /// Whether every thread of this process is stopped (state `T` in `/proc/PID/task/*/stat`):
+    /// a SIGSTOP takes effect thread by thread, each when the kernel next schedules it, so the
+    /// leader alone in `T` does not mean the JVM is frozen. `None` when the process is gone.
+    pub fn all_threads_stopped(&self) -> Option<bool> {
+        let ours = || Stat::read(self.pid).is_some_and(|s| s.start_ticks == self.start_ticks);
+        if !ours() {
+            return None;
+        }
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.pid)).ok()?;
+        let mut all = true;
+        for task in tasks.flatten() {
+            // A thread that ended after the listing has no stat any more: it runs no code either.
+            let Ok(text) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            let state = Stat::parse(&text).map(|s| s.state);
+            all &= matches!(state, Some('T'));
+        }
+        // Read again: the listing above must have been of this process, not of a PID reused meanwhile.
+        ours().then_some(all)
+    }
+
+    /// Sends SIGSTOP and returns once every thread is stopped, with the moment that was seen (the
+    /// process is surely frozen from then until a SIGCONT); fails if the process ends or a thread
+    /// does not stop within `limit` (e.g. stuck in the kernel on a hung disk).
+    pub fn stop_all_threads(&self, limit: Duration) -> Result<SystemTime> {
+        if !self.signal(libc::SIGSTOP) {
+            return Err(ClusterError::NotStopped {
+                pid: self.pid,
+                proc: describe_pid(self.pid),
+            });
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.all_threads_stopped() {
+                Some(true) => return Ok(SystemTime::now()),
+                Some(false) if Instant::now() < deadline => std::thread::sleep(STOP_POLL),
+                _ => {
+                    return Err(ClusterError::NotStopped {
+                        pid: self.pid,
+                        proc: describe_threads(self.pid),
+                    })
+                }
+            }
+        }
     }
 
     /// Sends `signal` to exactly this process: through a pidfd, which pins the process it was
@@ -478,16 +548,6 @@ fn read_end(path: &Path, max: u64) -> std::io::Result<String> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// A free TCP port on loopback, chosen by the kernel (for JMX, the one port Cassandra does not bind per IP).
-pub fn free_loopback_port() -> Result<u16> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .context(|| "finding a free loopback port".to_string())?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .context(|| "finding a free loopback port".to_string())
 }
 
 /// Whether something already listens on (or holds) `address:port`.

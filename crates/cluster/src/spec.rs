@@ -15,6 +15,18 @@ pub const NATIVE_PORT: u16 = 9042;
 pub const STORAGE_PORT: u16 = 7000;
 pub const MAX_NODES: usize = 16;
 
+/// The JMX port of the node at `address` (127.X.A.B): `10000 + (X·65536 + A·256 + B) mod 20000`.
+/// Cassandra binds JMX on 127.0.0.1 whatever the node's address, so every node of the machine needs
+/// its own port. Derived from the address, it is the same at every start and below the kernel's
+/// ephemeral range (32768 and up), where no `bind(0)` or outgoing connection takes it; a port asked
+/// of the kernel and released again could be handed to another process before the JVM binds it.
+pub fn jmx_port(address: Ipv4Addr) -> u16 {
+    let [_, x, a, b] = address.octets();
+    let index = (u32::from(x) << 16) | (u32::from(a) << 8) | u32::from(b);
+    // Below 10000 + 20000 = 30000, so the cast cannot truncate.
+    (10_000 + index % 20_000) as u16
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterSpec {
     pub name: String,
@@ -247,6 +259,23 @@ impl ClusterSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jmx_ports_follow_the_address_below_the_ephemeral_range() {
+        let at = |text: &str| jmx_port(text.parse().unwrap());
+        assert_eq!(at("127.0.0.1"), 10_001);
+        assert_eq!(at("127.0.13.2"), 10_000 + 13 * 256 + 2);
+        assert_eq!(at("127.0.2.3"), at("127.0.2.1") + 2);
+        // 127.1.0.1: 10000 + 65537 mod 20000.
+        assert_eq!(at("127.1.0.1"), 15_537);
+        // Every address of a /16 that tests and users pick from gets its own port…
+        let ports: std::collections::HashSet<u16> = (0..=77u8)
+            .flat_map(|a| (0..=255u8).map(move |b| jmx_port(Ipv4Addr::new(127, 0, a, b))))
+            .collect();
+        assert_eq!(ports.len(), 78 * 256);
+        // …and none reaches the ephemeral ports.
+        assert!(ports.iter().all(|&p| (10_000..30_000).contains(&p)));
+    }
 
     #[test]
     fn addresses_count_up_from_base() {

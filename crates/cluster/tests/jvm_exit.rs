@@ -61,12 +61,9 @@ impl Drop for Holder {
     }
 }
 
+/// Starts a HoldPort JVM on a port the kernel picks when the JVM binds it (one chosen earlier and
+/// released could be taken by another process meanwhile), and returns it with that address.
 fn start_holder(dir: &Path, round: usize) -> (Holder, SocketAddrV4) {
-    let port = TcpListener::bind((ADDRESS, 0))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let address = SocketAddrV4::new(ADDRESS, port);
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/HoldPort.java");
     let log = dir.join(format!("holder-{round}.log"));
     let args = [
@@ -74,21 +71,44 @@ fn start_holder(dir: &Path, round: usize) -> (Holder, SocketAddrV4) {
         "-Djava.net.preferIPv4Stack=true".to_string(),
         fixture.display().to_string(),
         ADDRESS.to_string(),
-        port.to_string(),
+        "0".to_string(),
     ];
     let holder = Holder(process::spawn(&java(), &args, dir, &log).expect("java starts"));
     let process = holder.0;
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !process::listens_on(&process::listening_sockets(), address) {
-        assert!(
-            Instant::now() < deadline,
-            "the JVM never listened: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        assert_ne!(process.state(), ProcessState::Gone, "the JVM died");
+    let port = loop {
+        // Only whole lines: the JVM may be writing this one right now.
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        if let Some(port) = complete
+            .lines()
+            .find_map(|l| l.strip_prefix("listening on "))
+        {
+            break port.parse::<u16>().expect("a port number");
+        }
+        assert!(Instant::now() < deadline, "the JVM never listened: {text}");
+        assert_ne!(process.state(), ProcessState::Gone, "the JVM died: {text}");
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
+    let address = SocketAddrV4::new(ADDRESS, port);
+    assert!(
+        process::listens_on(&process::listening_sockets(), address),
+        "the JVM says it listens on {address}"
+    );
     (holder, address)
+}
+
+/// The state letter of every thread of `pid`, read from /proc apart from the product's reader.
+fn thread_states(pid: i32) -> Vec<char> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let after = &stat[stat.rfind(')')? + 1..];
+            after.split_whitespace().next()?.chars().next()
+        })
+        .collect()
 }
 
 #[test]
@@ -132,5 +152,30 @@ fn a_killed_or_stopped_jvm_is_gone_with_its_port_free_when_end_returns() {
         );
         TcpListener::bind(address)
             .unwrap_or_else(|e| panic!("round {round}: {address} not bindable: {e}"));
+    }
+}
+
+#[test]
+fn a_stopped_jvm_has_every_thread_stopped_when_stop_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let _busy = Busy::start();
+    let (holder, _) = start_holder(dir.path(), 0);
+    let process = holder.0;
+    for round in 0..20 {
+        process
+            .stop_all_threads(Duration::from_secs(30))
+            .expect("stop returns Ok");
+        let states = thread_states(process.pid);
+        assert!(
+            states.len() > 60 && states.iter().all(|s| *s == 'T'),
+            "round {round}: threads not all stopped: {states:?}"
+        );
+        assert!(process.signal(libc::SIGCONT));
+        // Running again: the busy threads leave the stopped state.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while thread_states(process.pid).iter().all(|s| *s == 'T') {
+            assert!(Instant::now() < deadline, "round {round}: never resumed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -16,7 +16,8 @@ use crate::parse::{parse_line, Format};
 use crate::GcLogError;
 
 /// Writes the lines of `parts` (one JVM's log, in order) whose events fall in `[start_ns, end_ns]`
-/// (nanoseconds since the epoch) to `out`. Returns the number of lines written.
+/// (nanoseconds since the epoch) to `out`, leaving out a last line not ended by a newline (still
+/// being written). Returns the number of lines written.
 pub fn lines_in_window(
     parts: &[PathBuf],
     start_ns: i64,
@@ -43,6 +44,10 @@ pub fn lines_in_window(
                 },
             )?;
             if read == 0 {
+                break;
+            }
+            // A running JVM may be writing its last line: without its newline it is not whole yet.
+            if raw.last() != Some(&b'\n') && reader.fill_buf().is_ok_and(|rest| rest.is_empty()) {
                 break;
             }
             let line = String::from_utf8_lossy(&raw);
@@ -175,6 +180,16 @@ Heap after GC invocations=2 (full 0):
         let both = cut(JDK8, 0, 10);
         assert_eq!(both.lines().count(), 19, "{both}");
         assert_eq!(cut(JDK8, 20, 30), "");
+    }
+
+    #[test]
+    fn a_last_line_without_its_newline_is_left_out() {
+        // A running JVM has written the stamp of its next record but not the rest of it.
+        let writing = format!("{JDK8}2026-11-24T10:00:06.000+0000: 6.000: [GC (Allocation");
+        assert_eq!(cut(&writing, 3, 10), cut(JDK8, 3, 10));
+        let unified = "[2026-11-24T10:00:05.000+0000][5.000s][info][gc] GC(1) Pause Young 10M->2M(64M) 3.000ms\n\
+                       [2026-11-24T10:00:06.000+0000][6.0";
+        assert_eq!(cut(unified, 3, 10).lines().count(), 1);
     }
 
     #[test]

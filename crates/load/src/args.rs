@@ -68,8 +68,13 @@ Several load clients (--clients N --client-id I --start-at T):
   or an RFC 3339 time (2026-11-22T17:30:00Z, 2026-11-22T18:30:00.5+01:00), at most 24 h ahead;
   the warm-up, if any, begins at T and the measured phase at T + warm-up. Each client waits for
   T after connecting (and populating its share), and refuses to start more than 1 s after it:
-  choose T far enough ahead for every client to be ready. Its one-second intervals are counted
-  from T, so the clients' intervals line up; clocks must agree (NTP) across machines. Each
+  choose T far enough ahead for every client to be ready. Or give every client --start-at @FILE
+  (FILE need not exist yet): each, once connected and populated, prints 'ready: waiting for the
+  common start in FILE' and waits until FILE holds T as one line ending in a newline, so T can
+  be chosen a moment ahead once all are ready (echo $(( $(date +%s) + 2 )) > FILE.tmp && mv
+  FILE.tmp FILE: written elsewhere and renamed, a reader never sees half a line). Its one-second
+  intervals are counted from T, so the clients' intervals line up; clocks must agree (NTP) across
+  machines (with @FILE, FILE too: one shared file system, or the same line written to each). Each
   client writes its own result directory (summary.json says clients, client_id, start_at);
   `cqlbench report merge DIR... -o OUT` adds them up into one result:
     T=$(( $(date +%s) + 20 ))
@@ -257,7 +262,8 @@ pub struct RunArgs {
     pub client_id: String,
 
     /// Common start of the schedule: Unix time in seconds (fractions allowed) or RFC 3339
-    /// (2026-11-22T17:30:00Z); required with --clients > 1 (see below)
+    /// (2026-11-22T17:30:00Z), or @FILE to wait for it to be written into FILE; required with
+    /// --clients > 1 (see below)
     #[arg(long = "start-at", value_name = "TIME", allow_hyphen_values = true)]
     pub start_at: Option<String>,
 
@@ -349,7 +355,37 @@ pub fn timestamp() -> String {
 }
 
 /// How far ahead `--start-at` may lie.
-const MAX_START_AHEAD_S: f64 = 86_400.0;
+pub const MAX_START_AHEAD_S: f64 = 86_400.0;
+
+/// `--start-at @FILE`: the file the common start will be written to. It need not exist yet (it is
+/// written once every client is ready), but its directory must.
+fn start_at_file(path: &str) -> Result<std::path::PathBuf> {
+    if path.trim().is_empty() {
+        return Err(invalid(
+            "invalid --start-at '@': expected @ and the file the common start will be written to \
+             (e.g. --start-at @/tmp/start)"
+                .into(),
+        ));
+    }
+    let file = std::path::PathBuf::from(path);
+    if file.is_dir() {
+        return Err(invalid(format!(
+            "--start-at @{path}: {path} is a directory; name the file the common start will be \
+             written to"
+        )));
+    }
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(invalid(format!(
+            "--start-at @{path}: the directory {} does not exist",
+            dir.display()
+        )));
+    }
+    Ok(file)
+}
 
 /// `--start-at`: Unix seconds (`1763832600`, `1763832600.25`) or an RFC 3339 time
 /// (`2026-11-22T17:30:00Z`, `2026-11-22 18:30:00.5+01:00`), as seconds since the epoch.
@@ -528,7 +564,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     connection_options(args, &mut o)?;
     o.clients = parse_number("--clients", &args.clients, 1u64)?;
     o.client_id = parse_number("--client-id", &args.client_id, 0u64)?;
-    o.start_at = args.start_at.as_deref().map(check_start_at).transpose()?;
+    if let Some(file) = args.start_at.as_deref().and_then(|t| t.strip_prefix('@')) {
+        o.start_at_file = Some(start_at_file(file)?);
+    } else {
+        o.start_at = args.start_at.as_deref().map(check_start_at).transpose()?;
+    }
     o.p99_window = unit(parse_duration(&args.p99_window))?;
     if o.p99_window.is_zero() {
         return Err(invalid("--p99-window must be greater than zero".into()));
@@ -586,6 +626,19 @@ mod tests {
         let o = args(&["--clients", "3", "--client-id", "2", "--start-at", &at]).unwrap();
         assert_eq!((o.clients, o.client_id), (3, 2));
         assert_eq!(o.client_rate(), Some(500.0));
+        // A file the start will be written to: it need not exist yet.
+        let o = args(&[
+            "--clients",
+            "3",
+            "--start-at",
+            "@/tmp/cqlbench-start-not-yet",
+        ])
+        .unwrap();
+        assert_eq!(
+            o.start_at_file.as_deref(),
+            Some(std::path::Path::new("/tmp/cqlbench-start-not-yet"))
+        );
+        assert_eq!(o.start_at, None);
         for (extra, expected) in [
             (vec!["--clients", "3"], "needs --start-at"),
             (vec!["--clients", "0"], "--clients"),
@@ -596,6 +649,12 @@ mod tests {
             ),
             (vec!["--client-id", "-1"], "--client-id"),
             (vec!["--start-at", "1000"], "in the past"),
+            (vec!["--start-at", "@"], "expected @ and the file"),
+            (vec!["--start-at", "@/"], "is a directory"),
+            (
+                vec!["--start-at", "@/no/such/dir/start"],
+                "/no/such/dir does not exist",
+            ),
             (vec!["--start-at", "99999999999"], "at most 24 h"),
         ] {
             let e = args(&extra).unwrap_err().to_string();

@@ -410,8 +410,12 @@ async fn run_async(
         (None, conns)
     };
     // A short lead so that the first operations are not already late when the tasks start; with
-    // --start-at, the common start of all clients.
-    let (start, start_wall) = match options.start_at {
+    // --start-at, the common start of all clients (with --start-at @FILE, once written there).
+    let start_at = match &options.start_at_file {
+        Some(file) => Some(start_from_file(file, &ctx.stop, progress).await?),
+        None => options.start_at,
+    };
+    let (start, start_wall) = match start_at {
         Some(at) => common_start(at, progress)?,
         None => {
             let lead = Duration::from_millis(20);
@@ -432,7 +436,7 @@ async fn run_async(
             .map(|c| plan.own_count(c)),
         clients: options.clients,
         client_id: options.client_id,
-        start_at: options.start_at,
+        start_at,
         settings,
         populate,
         measured_start_unix_s: measured_start_wall
@@ -548,7 +552,7 @@ async fn measure(
         running: reporter.plan.threads as usize,
         ..PhaseEnd::default()
     };
-    let mut ticker = reporting_ticker(reporter.plan.start, reporter.options.start_at.is_some());
+    let mut ticker = reporting_ticker(reporter.plan.start, reporter.base.start_at.is_some());
     loop {
         let finished = tokio::select! {
             _ = ticker.tick() => false,
@@ -827,6 +831,68 @@ fn scheduled_in(plan: &Phase, from: Instant, to: Instant) -> f64 {
     } else {
         (to - from).as_secs_f64() * rate / plan.clients as f64
     }
+}
+
+/// How often a client waiting for `--start-at @FILE` looks at the file.
+const START_FILE_POLL: Duration = Duration::from_millis(10);
+
+/// `--start-at @FILE`: says the client is ready, then waits until `file` holds a whole line (a
+/// writer still writing it has not written its newline yet) and returns the time it names.
+async fn start_from_file(
+    file: &std::path::Path,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<f64, LoadError> {
+    progress(&format!(
+        "ready: waiting for the common start in {}",
+        file.display()
+    ));
+    let line = loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(LoadError::Interrupted(format!(
+                "waiting for the common start in {}",
+                file.display()
+            )));
+        }
+        match std::fs::read_to_string(file) {
+            Ok(text) => {
+                if let Some((line, _)) = text.split_once('\n') {
+                    break line.to_string();
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(LoadError::Io {
+                    path: file.to_path_buf(),
+                    source,
+                })
+            }
+        }
+        tokio::time::sleep(START_FILE_POLL).await;
+    };
+    let refused = |why: String| {
+        LoadError::InvalidOption(format!(
+            "--start-at @{}: the file holds '{}', {why}",
+            file.display(),
+            line.trim()
+        ))
+    };
+    let at = crate::args::parse_start_at(&line)
+        .map_err(|_| refused("not a Unix time in seconds or an RFC 3339 time".into()))?;
+    let now = cqlbench_units::time::unix_now();
+    if at > now + crate::args::MAX_START_AHEAD_S {
+        return Err(refused(format!(
+            "{:.1} h ahead: at most 24 h (is it in seconds, not milliseconds?)",
+            (at - now) / 3600.0
+        )));
+    }
+    if at < now - MAX_START_LATENESS.as_secs_f64() {
+        return Err(refused(format!(
+            "{:.1} s in the past when this client read it: write a time a moment ahead",
+            now - at
+        )));
+    }
+    Ok(at)
 }
 
 /// How late a client may begin the common schedule (after connecting and populating its share).

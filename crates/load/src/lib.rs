@@ -52,6 +52,8 @@ pub enum LoadError {
     Runtime(std::io::Error),
     #[error("TLS setup failed: {0}")]
     Tls(String),
+    #[error("interrupted while {0}; nothing was measured")]
+    Interrupted(String),
     #[error("{reason}; the run was stopped (results so far in {})", dir.display())]
     ClientFailed {
         reason: String,

@@ -108,6 +108,9 @@ pub struct RunOptions {
     /// of the schedule (warm-up included) is intended at `start_at + i / rate`. Required with more
     /// than one client.
     pub start_at: Option<f64>,
+    /// `--start-at @FILE`: the common start is written into this file once every client is ready;
+    /// the client waits for it after connecting and populating (one line: Unix seconds or RFC 3339).
+    pub start_at_file: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -150,6 +153,7 @@ impl RunOptions {
             clients: 1,
             client_id: 0,
             start_at: None,
+            start_at_file: None,
         }
     }
 
@@ -172,10 +176,11 @@ impl RunOptions {
                 self.clients - 1
             ));
         }
-        if self.clients > 1 && self.start_at.is_none() {
+        if self.clients > 1 && self.start_at.is_none() && self.start_at_file.is_none() {
             return bad(format!(
                 "--clients {} needs --start-at: separate client processes share one schedule only \
-                 from a common start (e.g. --start-at $(( $(date +%s) + 30 )) given to every client)",
+                 from a common start (e.g. --start-at $(( $(date +%s) + 30 )) given to every client, \
+                 or --start-at @FILE and the time written into FILE once all are ready)",
                 self.clients
             ));
         }

@@ -199,8 +199,13 @@ pub fn parse_rfc3339(text: &str) -> Option<f64> {
 
 /// Now, in seconds since the Unix epoch.
 pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    unix_seconds(std::time::SystemTime::now())
+}
+
+/// A wall-clock time as seconds since the Unix epoch (what `--start-at`, summary.json and
+/// `cluster pause` print), 0 before the epoch.
+pub fn unix_seconds(time: std::time::SystemTime) -> f64 {
+    time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
 }
 

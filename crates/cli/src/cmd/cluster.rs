@@ -67,7 +67,8 @@ enum ClusterCommand {
     Destroy(NameArgs),
     /// Print the end of each node's system.log (or the GC log)
     Logs(LogsArgs),
-    /// Freeze a node with SIGSTOP (a stop-the-world pause seen from outside); --for resumes it
+    /// Freeze a node with SIGSTOP (a stop-the-world pause seen from outside); returns once every
+    /// thread of its JVM is stopped, and prints that moment; --for resumes it that long after
     Pause(PauseArgs),
     /// Resume a paused node (SIGCONT)
     Resume(NodeArgs),
@@ -157,7 +158,8 @@ struct NodeArgs {
 struct PauseArgs {
     #[command(flatten)]
     node: NodeArgs,
-    /// Resume after this long (e.g. 2s, 500ms); without it the node stays paused until `cluster resume`
+    /// Resume this long after every thread stopped (e.g. 2s, 500ms); without it the node stays
+    /// paused until `cluster resume`
     #[arg(long = "for")]
     duration: Option<String>,
 }
@@ -208,11 +210,23 @@ pub fn execute(args: ClusterArgs) -> Result<()> {
                 .transpose()
                 .context("--for")?;
             let (name, node) = (&pause.node.name.name, pause.node.node);
-            cqlbench_cluster::pause_node(&home, name, node, duration)?;
-            match duration {
-                Some(d) => println!("node {node} of {name} was paused for {d:?} and resumed"),
+            let paused = cqlbench_cluster::pause_node(&home, name, node, duration)?;
+            let stopped = cqlbench_units::time::unix_seconds(paused.stopped);
+            let lag_ms = paused
+                .stopped
+                .duration_since(paused.signalled)
+                .unwrap_or_default()
+                .as_secs_f64()
+                * 1000.0;
+            match paused.continued {
+                Some(continued) => println!(
+                    "node {node} of {name} was stopped from {stopped:.6} to {:.6} (Unix time; every \
+                     thread stopped {lag_ms:.1} ms after SIGSTOP) and resumed",
+                    cqlbench_units::time::unix_seconds(continued)
+                ),
                 None => println!(
-                    "node {node} of {name} paused; resume with `cqlbench cluster resume --name {name} --node {node}`"
+                    "node {node} of {name} paused at {stopped:.6} (Unix time; every thread stopped \
+                     {lag_ms:.1} ms after SIGSTOP); resume with `cqlbench cluster resume --name {name} --node {node}`"
                 ),
             }
             Ok(())

@@ -29,19 +29,13 @@ pub fn campaign(home: &Path, args: &[&str]) -> Command {
 
 /// Live JVMs of clusters under `home`, found by the data directory on their command line.
 pub fn node_processes(home: &Path) -> Vec<i32> {
+    node_procs(home).into_iter().map(|p| p.pid).collect()
+}
+
+/// The same, each with its start time.
+pub fn node_procs(home: &Path) -> Vec<crate::support::Proc> {
     let marker = format!("-Dcassandra.storagedir={}", home.join("clusters").display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(&marker) && crate::support::process_exists(pid) {
-            found.push(pid);
-        }
-    }
-    found
+    crate::support::processes_with_any(&[marker])
 }
 
 /// Waits until `ready` holds (or the campaign ends, or a limit passes).
@@ -80,9 +74,10 @@ impl Drop for Reaper {
             let _ = child.kill();
             let _ = child.wait();
         }
-        for pid in node_processes(&self.home) {
-            // SAFETY: kill(2) on a node JVM of this test's private home, found by its command line.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+        for node in node_procs(&self.home) {
+            // A node JVM of this test's private home, found by its command line, signalled by
+            // PID and start time.
+            node.signal(libc::SIGKILL);
         }
     }
 }

@@ -121,10 +121,28 @@ impl Drop for ClusterGuard {
     }
 }
 
-/// Whether a process with this PID exists and is not a zombie (for "it runs" checks; whether a
-/// node has *ended* is [`Proc::exited`], which also knows its start time).
-pub fn process_exists(pid: i32) -> bool {
-    read_stat(pid).is_some_and(|stat| !matches!(stat.state, 'Z' | 'X'))
+/// Live processes whose command line contains one of `markers` (e.g. a node's data directory),
+/// each with its start time; a process counts until it has ended as [`Proc::exited`] says.
+pub fn processes_with_any(markers: &[String]) -> Vec<Proc> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Some(stat) = read_stat(pid) else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let process = Proc {
+            pid,
+            start_ticks: stat.start_ticks,
+        };
+        // Read the command line between two looks at the start time: both were this process's.
+        let same = read_stat(pid).is_some_and(|s| s.start_ticks == stat.start_ticks);
+        if same && markers.iter().any(|m| cmdline.contains(m.as_str())) && !process.exited() {
+            found.push(process);
+        }
+    }
+    found
 }
 
 /// The fields of `/proc/PID/stat` the tests judge a process by, read here independently of the
@@ -182,6 +200,31 @@ impl Proc {
             Some(stat) if stat.start_ticks != self.start_ticks => true,
             Some(stat) => matches!(stat.state, 'Z' | 'X') && stat.threads <= 1,
         }
+    }
+
+    /// Sends `signal` to exactly this process: through a pidfd (which pins the process it was
+    /// opened for), checked against the start time after opening, so a reused PID is never hit.
+    /// False when the process has ended.
+    pub fn signal(&self, signal: i32) -> bool {
+        // SAFETY: pidfd_open(2) takes a PID and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) };
+        if fd < 0 {
+            return false;
+        }
+        let ours = read_stat(self.pid).is_some_and(|s| s.start_ticks == self.start_ticks);
+        // SAFETY: pidfd_send_signal(2) on the descriptor just opened, then close(2) it.
+        let sent = ours
+            && unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd as i32,
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            } == 0;
+        unsafe { libc::close(fd as i32) };
+        sent
     }
 
     /// What /proc shows, for failure messages.

@@ -19,10 +19,16 @@ pub struct TestNode {
 
 impl TestNode {
     pub fn start(name: &str, address: &str) -> TestNode {
+        TestNode::start_with(name, address, &[])
+    }
+
+    /// A node started with extra JVM options (e.g. `cassandra.yaml` settings as system properties).
+    pub fn start_with(name: &str, address: &str, jvm_opts: &[&str]) -> TestNode {
         let home = Home::from_env();
         let spec = ClusterSpec {
             name: name.into(),
             base_ip: address.parse().expect("test address"),
+            jvm_opts: jvm_opts.iter().map(|o| o.to_string()).collect(),
             ..ClusterSpec::default()
         };
         let state = cqlbench_cluster::up(&home, &spec, &mut |line: &str| eprintln!("{line}"))
@@ -35,11 +41,126 @@ impl TestNode {
         }
     }
 
-    /// SIGSTOPs the node for `duration` (blocking meanwhile).
-    pub fn pause(&self, duration: std::time::Duration) {
-        cqlbench_cluster::pause_node(&self.home, &self.name, 1, Some(duration))
+    /// SIGSTOPs the node, and SIGCONTs it `duration` after every thread of its JVM stopped (blocking
+    /// meanwhile). From `stopped` to `continued` the node surely ran no code.
+    pub fn pause(&self, duration: std::time::Duration) -> Frozen {
+        let paused = cqlbench_cluster::pause_node(&self.home, &self.name, 1, Some(duration))
             .expect("pause node");
+        Frozen {
+            signalled: cqlbench_units::time::unix_seconds(paused.signalled),
+            stopped: cqlbench_units::time::unix_seconds(paused.stopped),
+            continued: cqlbench_units::time::unix_seconds(paused.continued.expect("a timed pause")),
+        }
     }
+}
+
+/// When a paused node was frozen, in Unix seconds: SIGSTOP sent, every thread seen stopped, SIGCONT
+/// about to be sent.
+#[derive(Debug, Clone, Copy)]
+pub struct Frozen {
+    pub signalled: f64,
+    pub stopped: f64,
+    pub continued: f64,
+}
+
+impl Frozen {
+    /// How long the node surely ran no code.
+    pub fn length(&self) -> f64 {
+        self.continued - self.stopped
+    }
+}
+
+/// The lines a running cqlbench prints on stderr, read as they come (progress lines included).
+pub struct Progress {
+    lines: std::sync::mpsc::Receiver<String>,
+    pub seen: String,
+}
+
+impl Progress {
+    /// Takes over the child's stderr (spawned with it piped).
+    pub fn of(child: &mut Child) -> Progress {
+        use std::io::BufRead;
+        let stderr = child.stderr.take().expect("stderr piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Progress {
+            lines,
+            seen: String::new(),
+        }
+    }
+
+    /// Reads until a line that starts with `prefix` and returns it; fails with everything seen if
+    /// the output ends first.
+    pub fn wait_for(&mut self, prefix: &str) -> String {
+        // A bound only against a hung run: every wait here is for a line the run prints in seconds.
+        let limit = std::time::Duration::from_secs(600);
+        loop {
+            match self.lines.recv_timeout(limit) {
+                Ok(line) => {
+                    self.seen.push_str(&line);
+                    self.seen.push('\n');
+                    if line.starts_with(prefix) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "no line starting with {prefix:?} ({e}); output:\n{}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// Reads until a line that contains every one of `needles` and returns it.
+    pub fn wait_for_all(&mut self, needles: &[&str]) -> String {
+        loop {
+            let line = self.wait_for("");
+            if needles.iter().all(|n| line.contains(n)) {
+                return line;
+            }
+        }
+    }
+
+    /// Reads until the progress line of a second `n` or later (`[     n s] …`: seconds since the
+    /// run's start, warm-up included, rounded; a late tick prints a later second, so a line for
+    /// exactly `n` may never come) and returns it.
+    pub fn wait_for_second(&mut self, n: u32) -> String {
+        loop {
+            let line = self.wait_for("[");
+            let second = line
+                .strip_prefix('[')
+                .and_then(|rest| rest.split_once("s]"))
+                .and_then(|(number, _)| number.trim().parse::<u32>().ok());
+            if second.is_some_and(|s| s >= n) {
+                return line;
+            }
+        }
+    }
+
+    /// Everything the run printed, once it has exited (its stderr is then at its end).
+    pub fn rest(mut self) -> String {
+        while let Ok(line) = self.lines.recv() {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        self.seen
+    }
+}
+
+/// Sends `signal` to a child this test spawned and has not reaped.
+pub fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on the PID of our own unreaped child: it cannot have been reused.
+    let sent = unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(sent, 0, "kill({}, {signal})", child.id());
 }
 
 impl Drop for TestNode {
@@ -285,4 +406,61 @@ pub fn interval_rows(dir: &Path) -> Vec<IntervalRow> {
             }
         })
         .collect()
+}
+
+/// The exact facts of a completed fixed-rate run without warm-up whose schedule of `scheduled`
+/// operations ends `seconds` after the measured start:
+/// - every operation on the schedule succeeded, once (`accounted`);
+/// - `achieved_rate` is the successes over `duration_s` (each rounded to 3 decimals);
+/// - `duration_s` (the last completion) passes the schedule's end by no more than the largest
+///   latency of the rows ending after that end: the last operation was due by the schedule's end,
+///   so it completed at most its latency after it, in one of those rows;
+/// - `rate_kept` says what the figures say: nothing failed and achieved within 1 % of the target.
+///
+/// Whether achieved is within 1 % of the target then depends on that last latency alone (0.2 s at
+/// 20 s), which no test can promise on a shared machine; these facts hold whatever it is.
+pub fn assert_rate_facts(summary: &serde_json::Value, out: &Path, scheduled: f64, seconds: f64) {
+    assert_eq!(summary["status"], "complete", "{summary}");
+    assert_eq!(
+        accounted(summary),
+        (scheduled, 0.0),
+        "successful and failed operations of a {scheduled}-operation schedule: {}",
+        summary["rate_note"]
+    );
+    let count = scheduled;
+    let duration = f64_at(summary, "duration_s");
+    let achieved = f64_at(summary, "achieved_rate");
+    // Both are rounded to 3 decimals; the rate from the unrounded duration differs by at most this.
+    let rounding = 0.0005 + count * 0.0005 / (duration * (duration - 0.0005));
+    assert!(
+        (achieved - count / duration).abs() <= rounding,
+        "achieved_rate {achieved} is not {count} successes / duration_s {duration}"
+    );
+    let tail_ms = interval_rows(out)
+        .iter()
+        .filter(|r| r.phase == "measured" && r.end > seconds)
+        // A row without a success has no latency ("–").
+        .filter_map(|r| r.value("max_ms"))
+        .fold(0.0, f64::max);
+    assert!(
+        duration - seconds <= tail_ms / 1000.0 + 0.0005,
+        "duration_s {duration} passes the schedule's end ({seconds} s) by more than the largest \
+         latency of the rows after it ({tail_ms} ms)"
+    );
+    assert!(
+        duration > 0.0 && duration >= seconds - 1.0,
+        "duration_s {duration}"
+    );
+    let target = f64_at(summary, "target_rate");
+    assert_eq!(
+        summary["rate_kept"],
+        (achieved - target).abs() <= target * 0.01,
+        "rate_kept vs achieved {achieved} of {target} ops/s ({})",
+        summary["rate_note"]
+    );
+    eprintln!(
+        "{count} operations in {duration} s: achieved {achieved} of {target} ops/s, the last \
+         completion {:.1} ms after the schedule's end",
+        (duration - seconds) * 1000.0
+    );
 }
