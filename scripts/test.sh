@@ -34,16 +34,47 @@ if [ -z "$jdk25_with_javac" ]; then
   exit 1
 fi
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-# The report test opens report.html in Debian's Chromium, as a person would see it.
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "installing Debian's chromium for the report test" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
+
+# Set-up that the tests need but the build does not, run beside the build (which leaves CPU idle at its
+# serial steps) and finished before any test starts, so no test shares the machine with it: Debian's
+# chromium for the report test (it opens report.html as a person would see it), then etcd, the
+# K8ssandraCluster CRD and kube-apiserver/kubectl built from the Go module proxy (about 3.5 min of CPU on a
+# fresh machine; a no-op once cached) for the Kubernetes tests.
+setup_log="$(mktemp "${TMPDIR:-/tmp}/cqlbench-test-setup.XXXXXX")"
+setup() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "installing Debian's chromium for the report test"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+  bash scripts/k8s-apiserver.sh fetch
+}
+setup_started=$SECONDS
+# Its own process group, so that a failed build ends it and every process it started (by that group).
+setsid bash -c "$(declare -f setup); setup" >"$setup_log" 2>&1 </dev/null &
+setup_pid=$!
+end_setup() {
+  if kill -0 "$setup_pid" 2>/dev/null; then
+    kill -TERM -- "-$setup_pid" 2>/dev/null || true
+    wait "$setup_pid" 2>/dev/null || true
+  fi
+  rm -f "$setup_log"
+}
+trap end_setup EXIT
+echo "set-up (chromium, etcd, kube-apiserver) runs beside the build; its log: $setup_log" >&2
+
+# The Kubernetes suite (k8s_apiserver: a real kube-apiserver and etcd validate every manifest `cqlbench
+# k8s render` writes and carry `cqlbench k8s run` through its control flow) is a test target behind a
+# feature, so a plain `cargo test` needs no Go; here it is built and run with the rest, in one build.
+features=(--features cqlbench/k8s-apiserver-tests)
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --release -- -D warnings
-cargo test --workspace --release -- --test-threads "${CQLBENCH_TEST_THREADS:-2}"
-# The Kubernetes suite, its own target: a real kube-apiserver and etcd (built and cached on first use)
-# validate every manifest `cqlbench k8s render` writes and carry `cqlbench k8s run` through its control flow.
-cargo clippy --release -p cqlbench --features k8s-apiserver-tests --all-targets -- -D warnings
-cargo test --release -p cqlbench --features k8s-apiserver-tests --test k8s_apiserver
+cargo clippy --workspace --all-targets --release "${features[@]}" -- -D warnings
+cargo test --workspace --release "${features[@]}" --no-run
+
+if ! wait "$setup_pid"; then
+  cat "$setup_log" >&2
+  echo "test set-up failed (chromium or the Kubernetes API server; its log is above)" >&2
+  exit 1
+fi
+echo "set-up done $((SECONDS - setup_started)) s after it started (beside the build)" >&2
+cargo test --workspace --release "${features[@]}" -- --test-threads "${CQLBENCH_TEST_THREADS:-2}"
