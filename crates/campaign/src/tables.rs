@@ -15,7 +15,7 @@ pub fn render(plan: &Plan, dir: &Path) -> String {
     let mut out = cqlbench_report::discover(dir, &order)
         .map(|campaign| {
             let tables = cqlbench_report::seed_tables(&campaign);
-            let mut text = cqlbench_report::terminal(&tables);
+            let mut text = cqlbench_report::terminal(&campaign, &tables);
             // The result in one sentence, computed from these tables.
             if let Some(line) = cqlbench_report::verdict(&campaign, &tables) {
                 text.push_str(&line);

@@ -595,6 +595,11 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
         text.contains(tables.trim()),
         "the table printed is tables.txt"
     );
+    // Under the tables: the windows their p99s were taken over (the plan keeps the default).
+    assert!(
+        tables.contains("Average p99: the mean of the per-window p99s (10 s windows)"),
+        "{tables}"
+    );
     let sections: Vec<&str> = tables.split("\n\n").collect();
     assert!(sections[0].starts_with("Throughput"), "{tables}");
     for (row, (name, config)) in [

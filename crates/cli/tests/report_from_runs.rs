@@ -91,8 +91,19 @@ fn report_tables_match_the_cells_and_the_page_stands_alone() {
         &CONFIGS.join(","),
     ]);
     assert!(stdout.contains("report.html"), "{stdout}");
+    assert!(
+        stdout.contains("Average p99: the mean of the per-window p99s (1 s windows)"),
+        "{stdout}"
+    );
 
     let md = std::fs::read_to_string(campaign.join("report.md")).unwrap();
+    // The note under the heading says which windows "Average p99" averages (the cells' --p99-window).
+    assert!(
+        md.contains("mean of the per-window p99s (1 s windows)"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(campaign.join("report.html")).unwrap();
+    assert!(html.contains("mean of the per-window p99s (1 s windows)"));
     let tables = markdown_tables(&md);
     let expected_columns: Vec<String> = RATES.iter().map(|r| format!("{r} ops/s")).collect();
     let header = |title: &str, unit: &str| format!("{title} ({unit})");

@@ -109,6 +109,34 @@ impl Campaign {
             .iter()
             .filter(move |c| c.config == config && &c.rate == rate)
     }
+
+    /// The window lengths "Average p99" and "Max p99" were taken over, as the reports' notes say them:
+    /// `10 s windows`, or `2 s and 10 s windows` when cells differ (a plan can set `--p99-window`).
+    pub fn p99_windows(&self) -> String {
+        let mut seconds: Vec<f64> = Vec::new();
+        for cell in &self.cells {
+            let window = cell.summary.p99_window_s;
+            if !seconds.contains(&window) {
+                seconds.push(window);
+            }
+        }
+        seconds.sort_by(f64::total_cmp);
+        let named: Vec<String> = seconds
+            .iter()
+            .map(|s| format!("{} s", trim_zeros(*s)))
+            .collect();
+        match named.split_last() {
+            None => "windows".into(),
+            Some((last, [])) => format!("{last} windows"),
+            Some((last, rest)) => format!("{} and {last} windows", rest.join(", ")),
+        }
+    }
+}
+
+/// `10` → `10`, `0.5` → `0.5`, `2.250` → `2.25`.
+fn trim_zeros(value: f64) -> String {
+    let text = format!("{value:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Reads the cells below `dir`: `<config>/<rate>/summary.json` or `<config>/<rate>/<repeat>/summary.json`.
@@ -257,5 +285,31 @@ mod tests {
         assert_eq!(group_thousands(24222.8), "24,222.80");
         assert_eq!(group_thousands(999.0), "999");
         assert_eq!(group_thousands(1234567.0), "1,234,567");
+    }
+
+    #[test]
+    fn the_notes_name_every_p99_window_of_the_cells() {
+        let cell = |window: f64| Cell {
+            config: "G1".into(),
+            rate: RateKey("max".into()),
+            repeat: None,
+            dir: PathBuf::new(),
+            summary: Summary {
+                p99_window_s: window,
+                ..Summary::default()
+            },
+        };
+        let campaign = |windows: &[f64]| Campaign {
+            dir: PathBuf::new(),
+            configs: vec!["G1".into()],
+            rates: vec![RateKey("max".into())],
+            cells: windows.iter().map(|w| cell(*w)).collect(),
+        };
+        assert_eq!(campaign(&[2.0, 2.0]).p99_windows(), "2 s windows");
+        assert_eq!(
+            campaign(&[10.0, 0.5, 2.0, 10.0]).p99_windows(),
+            "0.5 s, 2 s and 10 s windows"
+        );
+        assert_eq!(campaign(&[]).p99_windows(), "windows");
     }
 }

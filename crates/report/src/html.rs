@@ -259,12 +259,13 @@ fn page_head(campaign: &Campaign) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cqlbench report</title>\
          <style>{STYLE}</style></head><body>\n<h1>cqlbench report</h1>\n<p class=\"note\">{} — {} configuration(s) × {} \
          rate(s), {} cells. Latencies are of successful operations, corrected for coordinated omission \
-         (completion − intended start). \"Average p99\" is the mean of the per-window p99s, \"Max p99\" \
-         their maximum, as in seed 000's tables.</p>\n<h2 id=\"seed-tables\">Seed tables</h2>\n",
+         (completion − intended start). \"Average p99\" is the mean of the per-window p99s ({}), \
+         \"Max p99\" their maximum, as in seed 000's tables.</p>\n<h2 id=\"seed-tables\">Seed tables</h2>\n",
         escape(&campaign.dir.display().to_string()),
         campaign.configs.len(),
         campaign.rates.len(),
-        campaign.cells.len()
+        campaign.cells.len(),
+        campaign.p99_windows()
     )
 }
 

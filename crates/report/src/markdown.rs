@@ -82,11 +82,13 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
     let mut out = format!(
         "# cqlbench report: {}\n\n{} configuration(s) × {} rate(s), {} cells. Latencies are corrected for \
          coordinated omission (completion − intended start) and are of successful operations; \
-         \"Average p99\" is the mean of the per-window p99s, \"Max p99\" their maximum (seed 000's tables).\n",
+         \"Average p99\" is the mean of the per-window p99s ({}), \"Max p99\" their maximum (seed 000's \
+         tables).\n",
         campaign.dir.display(),
         campaign.configs.len(),
         campaign.rates.len(),
-        campaign.cells.len()
+        campaign.cells.len(),
+        campaign.p99_windows()
     );
     for table in tables {
         out.push_str(&format!("\n## {}\n\n", table.title));
@@ -155,8 +157,9 @@ pauses\" is the part of those operations' latency spent while a node was in a GC
 column is how much of the cell a GC pause covered, what chance alone would give. A stop no GC log \
 sees (a frozen process, the network, the disk) is not attributed.";
 
-/// The four seed tables as aligned plain text.
-pub fn terminal(tables: &[Table]) -> String {
+/// The four seed tables as aligned plain text, then which windows their p99s were taken over (a plan
+/// may set `--p99-window`, and the window is part of the figure).
+pub fn terminal(campaign: &Campaign, tables: &[Table]) -> String {
     let mut out = String::new();
     for table in tables {
         let (headings, rows) = seed_table_rows(table);
@@ -189,5 +192,9 @@ pub fn terminal(tables: &[Table]) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&format!(
+        "Average p99: the mean of the per-window p99s ({}); Max p99: their maximum.\n\n",
+        campaign.p99_windows()
+    ));
     out
 }

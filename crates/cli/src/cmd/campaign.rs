@@ -56,8 +56,9 @@ const PLAN_HELP: &str = r#"The plan (TOML):
 
 Results (DIR, default ./cqlbench-campaign-<plan name>):
   plan.toml, environment.json   the plan, and the machine and software it ran on
-  tables.txt                    the seeds' four tables, then the result in one sentence computed
-                                from them (the top rate's write Average p99, worst against best)
+  tables.txt                    the seeds' four tables, the windows their p99s were taken over,
+                                then the result in one sentence computed from them (the top
+                                rate's write Average p99, worst against best)
   <config>/jvm-flags.json       every node's effective JVM flags (jcmd VM.flags), and the JDK 25
                                 Security Manager shim if the nodes run with it (else null)
   <config>/populate/            the populate run

@@ -100,10 +100,8 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<()> {
     let out = args.out.clone().unwrap_or_else(|| dir.clone());
     let (md, html) = cqlbench_report::write_report(&campaign, &out)
         .with_context(|| format!("writing the report into {}", out.display()))?;
-    print!(
-        "{}",
-        cqlbench_report::terminal(&cqlbench_report::seed_tables(&campaign))
-    );
+    let tables = cqlbench_report::seed_tables(&campaign);
+    print!("{}", cqlbench_report::terminal(&campaign, &tables));
     println!("report: {}\n        {}", md.display(), html.display());
     Ok(())
 }
