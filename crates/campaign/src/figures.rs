@@ -94,6 +94,7 @@ fn read_cpu(pid: i32, ticks_per_s: f64) -> Option<CpuReading> {
 /// Reads every node's CPU once a second on its own thread, so that the window's CPU can be
 /// interpolated at the measured phase's exact edges (which only the load knows, afterwards).
 pub struct CpuSampler {
+    pids: Vec<i32>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     samples: Arc<Mutex<Vec<Vec<CpuReading>>>>,
@@ -105,12 +106,12 @@ impl CpuSampler {
     pub fn start(pids: Vec<i32>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let samples = Arc::new(Mutex::new(vec![Vec::new(); pids.len()]));
-        let (stop_flag, store) = (stop.clone(), samples.clone());
+        let (stop_flag, store, sampled) = (stop.clone(), samples.clone(), pids.clone());
         let thread = std::thread::spawn(move || {
             let ticks = clock_ticks_per_s();
             loop {
                 let readings: Vec<Option<CpuReading>> =
-                    pids.iter().map(|pid| read_cpu(*pid, ticks)).collect();
+                    sampled.iter().map(|pid| read_cpu(*pid, ticks)).collect();
                 if let Ok(mut store) = store.lock() {
                     for (node, reading) in readings.into_iter().enumerate() {
                         store[node].extend(reading);
@@ -127,19 +128,26 @@ impl CpuSampler {
             }
         });
         Self {
+            pids,
             stop,
             thread: Some(thread),
             samples,
         }
     }
 
-    /// Stops sampling (after one last reading) and returns each node's CPU over `window`.
+    /// Stops sampling and returns each node's CPU over `window`, which has ended: a reading taken
+    /// here, after the thread's last, is after the window's end, so its end is interpolated, never
+    /// missing (the thread's own last reading may have begun just before the window ended).
     pub fn finish(mut self, window: Window) -> Vec<Option<NodeCpu>> {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        let samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
+        let ticks = clock_ticks_per_s();
+        for (node, pid) in samples.iter_mut().zip(&self.pids) {
+            node.extend(read_cpu(*pid, ticks));
+        }
         samples.iter().map(|node| cpu_over(node, window)).collect()
     }
 }
@@ -389,6 +397,31 @@ pub fn collect_node(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finish_reads_once_more_so_a_window_that_just_ended_has_its_cpu() {
+        // The sampling thread's last reading came before the window ended (here: it took only one,
+        // and has stopped); `finish` must not report the window's CPU as missing for want of a
+        // reading after its end.
+        let pid = std::process::id() as i32;
+        let before = read_cpu(pid, clock_ticks_per_s()).expect("this process's /proc");
+        let busy_until = std::time::Instant::now() + Duration::from_millis(30);
+        while std::time::Instant::now() < busy_until {
+            std::hint::black_box(0u64);
+        }
+        let window = Window {
+            start_unix_s: before.at_unix_s,
+            end_unix_s: unix_now(),
+        };
+        let sampler = CpuSampler {
+            pids: vec![pid],
+            stop: Arc::new(AtomicBool::new(true)),
+            thread: None,
+            samples: Arc::new(Mutex::new(vec![vec![before]])),
+        };
+        let cpu = sampler.finish(window)[0].expect("the window's CPU");
+        assert!(cpu.process_s >= 0.0 && cpu.process_s < 1.0, "{cpu:?}");
+    }
 
     #[test]
     fn unified_decorator_is_utc_seconds() {

@@ -393,8 +393,6 @@ fn run_cell(
         start_unix_s: summary.measured_start_unix_s,
         end_unix_s: summary.measured_start_unix_s + summary.duration_s,
     };
-    // Let the last readings cover the window's end.
-    std::thread::sleep(Duration::from_millis(1100));
     let cpu = sampler.finish(window);
     if summary.status == RunStatus::Interrupted || cqlbench_cluster::interrupt::received() {
         let _ = std::fs::remove_dir_all(&partial);
