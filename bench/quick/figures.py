@@ -45,8 +45,11 @@ def main():
             "name": config["name"], "gc": config["spec"]["gc"], "max": maximum, "label": label,
             "rate": summary["achieved_rate"], "target": summary.get("target_rate"),
             "avg_p99": write.get("avg_p99_ms"), "p999": write.get("latency_ms", {}).get("p999"),
+            "window": summary.get("p99_window_s"),
         })
     print(f"plan {plan}: campaign took {seconds:.0f} s ({seconds / 60:.1f} min) after the build")
+    windows = sorted({r["window"] for r in rows if r["window"]})
+    print("Average p99 over windows of " + ", ".join(f"{w:g} s" for w in windows))
     print(f"{'configuration':<18} {'capacity':>9} {'top rate':>14} {'achieved':>9} "
           f"{'write avg p99':>14} {'write p99.9':>12}")
     for r in rows:
