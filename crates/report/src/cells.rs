@@ -113,14 +113,9 @@ impl Campaign {
     /// The window lengths "Average p99" and "Max p99" were taken over, as the reports' notes say them:
     /// `10 s windows`, or `2 s and 10 s windows` when cells differ (a plan can set `--p99-window`).
     pub fn p99_windows(&self) -> String {
-        let mut seconds: Vec<f64> = Vec::new();
-        for cell in &self.cells {
-            let window = cell.summary.p99_window_s;
-            if !seconds.contains(&window) {
-                seconds.push(window);
-            }
-        }
+        let mut seconds: Vec<f64> = self.cells.iter().map(|c| c.summary.p99_window_s).collect();
         seconds.sort_by(f64::total_cmp);
+        seconds.dedup();
         let named: Vec<String> = seconds
             .iter()
             .map(|s| format!("{} s", trim_zeros(*s)))
