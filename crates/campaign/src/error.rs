@@ -38,6 +38,9 @@ pub enum CampaignError {
     Load(#[from] cqlbench_load::LoadError),
 
     #[error(transparent)]
+    Metrics(#[from] cqlbench_metrics::MetricsError),
+
+    #[error(transparent)]
     Results(#[from] cqlbench_results::ResultsError),
 
     #[error("the report: {0}")]

@@ -13,7 +13,7 @@
 //! let plan = cqlbench_campaign::load_plan("examples/seed-000-one-machine.toml".as_ref())?;
 //! print!("{}", cqlbench_campaign::matrix::describe(&plan, "results".as_ref()));
 //! let home = cqlbench_cluster::Home::from_env();
-//! let outcome = cqlbench_campaign::run(&plan, "results".as_ref(), &home, &mut |l| eprintln!("{l}"))?;
+//! let outcome = cqlbench_campaign::run(&plan, "results".as_ref(), &home, None, &mut |l| eprintln!("{l}"))?;
 //! print!("{}", outcome.tables);
 //! # Ok::<(), cqlbench_campaign::CampaignError>(())
 //! ```
@@ -21,6 +21,7 @@
 mod environment;
 mod error;
 pub mod figures;
+pub mod live;
 pub mod matrix;
 pub mod one_run;
 pub mod plan;

@@ -5,6 +5,7 @@
 
 use cqlbench_cluster::{ClusterError, ClusterSpec, ClusterState, Home, DEFAULT_CLUSTER_NAME};
 use cqlbench_load::{RunArgs, RunResult};
+use cqlbench_metrics::LiveMetrics;
 use cqlbench_results::Brief;
 
 use crate::error::CampaignError;
@@ -39,10 +40,19 @@ fn run_checked(args: &RunArgs, progress: &mut dyn FnMut(&str)) -> Result<RunResu
     } else {
         explicit_hosts.clone()
     })?;
-    if explicit_hosts.is_empty() {
-        return run_on_local_cluster(args, checked.clients, progress);
+    // Listening before anything starts: a port in use is refused with nothing left behind.
+    let exporter = crate::live::start_exporter(checked.prometheus, progress)?;
+    let live = exporter.as_ref().map(|e| e.metrics().clone());
+    if let Some(live) = &live {
+        live.set_labels(&[("client", checked.client_id.to_string())]);
     }
-    run_with_hosts(args, explicit_hosts, None, progress)
+    let outcome = if explicit_hosts.is_empty() {
+        run_on_local_cluster(args, checked.clients, live, progress)
+    } else {
+        run_with_hosts(args, explicit_hosts, None, live, progress)
+    };
+    crate::live::stop_exporter(exporter, checked.prometheus, progress);
+    outcome
 }
 
 /// With `cluster`, the local cqlbench cluster the run measures: its state (version, JDK, collector
@@ -51,9 +61,11 @@ fn run_with_hosts(
     args: &RunArgs,
     hosts: Vec<String>,
     cluster: Option<&ClusterState>,
+    live: Option<LiveMetrics>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, CampaignError> {
-    let options = args.to_options(hosts)?;
+    let mut options = args.to_options(hosts)?;
+    options.live = live;
     progress(&format!(
         "cqlbench: {} on {} — results in {}",
         options.workload.info.name,
@@ -81,6 +93,7 @@ fn running_contact_points(state: &ClusterState) -> Vec<String> {
 fn run_on_local_cluster(
     args: &RunArgs,
     clients: u64,
+    live: Option<LiveMetrics>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, CampaignError> {
     let home = Home::from_env();
@@ -89,7 +102,13 @@ fn run_on_local_cluster(
             "cqlbench: using the local cluster '{DEFAULT_CLUSTER_NAME}' ({} node(s))",
             state.nodes.len()
         ));
-        return run_with_hosts(args, running_contact_points(&state), Some(&state), progress);
+        return run_with_hosts(
+            args,
+            running_contact_points(&state),
+            Some(&state),
+            live,
+            progress,
+        );
     }
     if clients > 1 {
         return Err(CampaignError::Run(format!(
@@ -108,7 +127,13 @@ fn run_on_local_cluster(
     // A Ctrl-C while the node starts must not leave it running: note it, let start-up finish, stop it.
     cqlbench_cluster::interrupt::defer();
     let outcome = cqlbench_cluster::with_cluster(&home, &spec, progress, |state, progress| {
-        run_with_hosts(args, running_contact_points(state), Some(state), progress)
+        run_with_hosts(
+            args,
+            running_contact_points(state),
+            Some(state),
+            live.clone(),
+            progress,
+        )
     });
     outcome.map_err(|error| match error {
         CampaignError::Cluster(ClusterError::InterruptedStart { .. }) => CampaignError::Run(

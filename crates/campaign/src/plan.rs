@@ -633,6 +633,10 @@ const CAMPAIGN_OWNED: &[(&str, &str)] = &[
         "--clients/--client-id/--start-at",
         "a campaign's cells are run by one client (several clients: cqlbench run and report merge)",
     ),
+    (
+        "--prometheus",
+        "give it to `cqlbench campaign` itself: one exporter serves every cell",
+    ),
 ];
 
 fn check_load(
@@ -738,6 +742,7 @@ fn check_args(
         parsed.out.is_some(),
         !parsed.hosts.is_empty(),
         parsed.clients.trim() != "1" || parsed.client_id.trim() != "0" || parsed.start_at.is_some(),
+        parsed.prometheus.is_some() || parsed.prometheus_public,
     ];
     if let Some(index) = owned.iter().position(|set| *set) {
         let (flag, why) = CAMPAIGN_OWNED[index];
@@ -985,6 +990,12 @@ duration = "30m"
                 "--populate 200000",
                 "--clients 2",
                 "--clients/--client-id/--start-at cannot be in args",
+            ),
+            (
+                "live metrics per cell",
+                "--populate 200000",
+                "--prometheus 127.0.0.1:9464",
+                "--prometheus cannot be in args: give it to `cqlbench campaign`",
             ),
             (
                 "unknown workload",

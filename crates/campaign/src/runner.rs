@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cqlbench_cluster::{ClusterState, Home};
+use cqlbench_metrics::LiveMetrics;
 use cqlbench_results::{
     ConfigRecord, JvmFlags, NodeFlags, RunStatus, Window, FORMAT_VERSION, SUMMARY_FILE,
 };
@@ -31,10 +32,13 @@ pub struct Outcome {
 }
 
 /// Runs `plan` into `dir`. `progress` gets one line per event and, during a cell, one per second.
+/// With `live`, each cell's figures (labelled with its configuration and rate) and the campaign's
+/// progress go there as they are measured.
 pub fn run(
     plan: &Plan,
     dir: &Path,
     home: &Home,
+    live: Option<&LiveMetrics>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CampaignError> {
     prepare_directory(plan, dir, home)?;
@@ -42,7 +46,7 @@ pub fn run(
     // is stopped before the campaign returns.
     cqlbench_cluster::interrupt::defer();
     remove_leftover_clusters(plan, home, progress)?;
-    let mut tracker = Tracker::new(plan);
+    let mut tracker = Tracker::new(plan, live.cloned());
     for (index, config) in plan.configs.iter().enumerate() {
         let config_dir = dir.join(&config.dir_name);
         tracker.skipped += count_finished(plan, index, dir);
@@ -110,10 +114,11 @@ struct Tracker {
     skipped: usize,
     configs_left: usize,
     per_cell: Duration,
+    live: Option<LiveMetrics>,
 }
 
 impl Tracker {
-    fn new(plan: &Plan) -> Self {
+    fn new(plan: &Plan, live: Option<LiveMetrics>) -> Self {
         let total = (0..plan.configs.len())
             .map(|c| matrix::probe_count(plan, c))
             .sum();
@@ -124,7 +129,20 @@ impl Tracker {
             skipped: 0,
             configs_left: plan.configs.len(),
             per_cell: plan.load.duration + plan.load.warmup + matrix::CELL_OVERHEAD,
+            live,
         }
+    }
+
+    /// The live figures for the cell about to run (its labels, the cells finished so far).
+    fn live_for(&self, plan: &Plan, cell: &Cell) -> Option<LiveMetrics> {
+        let live = self.live.as_ref()?;
+        live.set_labels(&[
+            ("client", "0".to_string()),
+            ("config", plan.configs[cell.config].name.clone()),
+            ("rate", cell.rate.label()),
+        ]);
+        live.set_campaign_progress(self.ran + self.skipped, self.total);
+        Some(live.clone())
     }
 
     fn position(&self) -> usize {
@@ -291,6 +309,9 @@ fn run_config(
         }
         run_cell(plan, &cell, dir, state, hosts.clone(), tracker, progress)?;
         tracker.ran += 1;
+        if let Some(live) = &tracker.live {
+            live.set_campaign_progress(tracker.ran + tracker.skipped, tracker.total);
+        }
     }
     Ok(())
 }
@@ -375,9 +396,10 @@ fn run_cell(
         matrix::format_duration(tracker.started.elapsed()),
         matrix::format_duration(tracker.time_left())
     ));
-    let options = plan
+    let mut options = plan
         .load
         .cell_options(rate, cell.duration, hosts, &partial)?;
+    options.live = tracker.live_for(plan, cell);
     let sampler = CpuSampler::start(state.nodes.iter().filter_map(|n| n.pid).collect());
     let result = cqlbench_load::run(&options, &mut |line| progress(&format!("{place} {line}")));
     let result = match result {

@@ -10,7 +10,7 @@ use cqlbench_units::{parse_count, parse_duration, parse_rate};
 
 use crate::{
     find_workload, parse_replication, parse_table_options, Consistency, Credentials, LoadError,
-    PartitionGen, RunOptions, Stopping, Workload,
+    PartitionGen, PrometheusOptions, RunOptions, Stopping, Workload,
 };
 
 pub const RUN_EXAMPLES: &str = "\
@@ -81,6 +81,21 @@ Several load clients (--clients N --client-id I --start-at T):
     for I in 0 1 2; do cqlbench run KeyValue --host 10.0.0.1 --rate 30k -d 5m \
         --clients 3 --client-id $I --start-at $T -o res/client$I & done; wait
     cqlbench report merge res/client0 res/client1 res/client2 -o res/all
+
+Live metrics for Prometheus (--prometheus ADDR):
+  http://ADDR/metrics serves, from the start of the run to --prometheus-linger after its end,
+  the text format Prometheus scrapes, updated once a second (all series carry client=\"ID\"):
+    cqlbench_operations_total{op,outcome}   ok, or the error kind; warm-up included
+    cqlbench_latency_seconds{op}            histogram of corrected latency (the .hlog's values:
+                                            measured phase, successful operations), 100 us to
+                                            10 s in buckets 4.4 % apart
+    cqlbench_service_time_seconds{op}       the same for service time
+    cqlbench_target_rate_ops_per_second, cqlbench_achieved_rate_ops_per_second,
+    cqlbench_in_flight_requests, cqlbench_phase{phase}, cqlbench_client_lateness_seconds
+  e.g. p99 per operation over 1 minute in PromQL:
+    histogram_quantile(0.99, sum by (op, le) (rate(cqlbench_latency_seconds_bucket[1m])))
+  examples/grafana-dashboard.json is a Grafana dashboard of these series. Only a loopback
+  address is accepted unless --prometheus-public is given (e.g. 0.0.0.0:9464 in a pod).
 
 Credentials come from CQLBENCH_USERNAME / CQLBENCH_PASSWORD or --credentials-file,
 never the command line.";
@@ -242,6 +257,23 @@ pub struct RunArgs {
     /// Window length for the average and maximum p99 (the seed tables' "Average p99"/"Max p99")
     #[arg(long = "p99-window", value_name = "DURATION", default_value = "10s")]
     pub p99_window: String,
+
+    /// Serve live figures for Prometheus at http://ADDR/metrics during the run, e.g. 127.0.0.1:9464
+    /// (see below)
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+
+    /// Allow --prometheus on an address other than loopback (everyone who reaches it can read it)
+    #[arg(long = "prometheus-public")]
+    pub prometheus_public: bool,
+
+    /// How long --prometheus keeps serving after the run, so the last scrape sees the final counts
+    #[arg(
+        long = "prometheus-linger",
+        value_name = "DURATION",
+        default_value = "5s"
+    )]
+    pub prometheus_linger: String,
 
     /// Load clients (separate processes) sharing one schedule; --rate, -n and --populate are their total
     #[arg(
@@ -552,6 +584,27 @@ fn check_start_at(text: &str) -> Result<f64> {
     Ok(at)
 }
 
+/// `--prometheus ADDR [--prometheus-public] [--prometheus-linger D]`, checked (the address is not
+/// listened on yet). Shared with `cqlbench campaign`.
+pub fn prometheus_options(
+    addr: Option<&str>,
+    public: bool,
+    linger: &str,
+) -> Result<Option<PrometheusOptions>> {
+    let linger = unit(parse_duration(linger))?;
+    let Some(addr) = addr else {
+        if public {
+            return Err(invalid(
+                "--prometheus-public needs --prometheus ADDR (e.g. --prometheus 0.0.0.0:9464)"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let addr = cqlbench_metrics::parse_listen_address(addr, public)?;
+    Ok(Some(PrometheusOptions { addr, linger }))
+}
+
 fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     let info = find_workload(&args.workload)?;
     let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
@@ -573,6 +626,11 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     if o.p99_window.is_zero() {
         return Err(invalid("--p99-window must be greater than zero".into()));
     }
+    o.prometheus = prometheus_options(
+        args.prometheus.as_deref(),
+        args.prometheus_public,
+        &args.prometheus_linger,
+    )?;
     o.validate()?;
     Ok(o)
 }

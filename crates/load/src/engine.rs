@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use cqlbench_cql::ExecuteFrame;
+use cqlbench_metrics::{LiveInterval, LiveOp, RunPhase};
 use hdrhistogram::Histogram;
 
 use crate::options::{RunOptions, Stopping};
 use cqlbench_results::{
-    round3, ClientSummary, ErrorCounts, OpSummary, Percentiles, PhaseSummary, RunStatus, Settings,
-    Summary, WindowP99, FORMAT_VERSION,
+    round3, ClientSummary, ErrorCounts, ErrorKind, OpSummary, Percentiles, PhaseSummary, RunStatus,
+    Settings, Summary, WindowP99, FORMAT_VERSION,
 };
 
 use crate::output::{format_result_table, Interval, ResultFiles};
@@ -403,7 +404,11 @@ async fn run_async(
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunResult, LoadError> {
     let (ctx, conns, settings) = prepare(options).await?;
+    if let Some(live) = &options.live {
+        live.begin_run(&OP_NAMES, &ERROR_KINDS, options.client_rate());
+    }
     let (populate, conns) = if options.populate > 0 {
+        set_live_phase(options, RunPhase::Populate);
         let (summary, conns) = populate(&ctx, options, progress, conns).await?;
         (Some(summary), conns)
     } else {
@@ -445,6 +450,14 @@ async fn run_async(
     };
     let files = ResultFiles::create(&options.out_dir, measured_start_wall)?;
     let phase = spawn_phase(&ctx, &plan, conns, true)?;
+    set_live_phase(
+        options,
+        if options.warmup.is_zero() {
+            RunPhase::Measured
+        } else {
+            RunPhase::Warmup
+        },
+    );
     let mut reporter = Reporter::new(options, plan, files, base);
     measure(&ctx, phase, &mut reporter, progress).await
 }
@@ -683,6 +696,7 @@ impl<'a> Reporter<'a> {
         let finished = status != RunStatus::Running;
         let now = Instant::now();
         let mut interval = drain(recorders);
+        self.feed_live(&interval, now, finished);
         if let Some(held) = self.held_measured.take() {
             for (stats, h) in interval.measured.iter_mut().zip(&held) {
                 stats.merge_from(h);
@@ -718,6 +732,28 @@ impl<'a> Reporter<'a> {
         Ok(summary)
     }
 
+    /// The interval, as drained (before a held measured row joins it), into the live figures.
+    fn feed_live(&self, interval: &IntervalRecorder, now: Instant, finished: bool) {
+        let Some(live) = &self.options.live else {
+            return;
+        };
+        let ops = OpType::ALL
+            .iter()
+            .map(|op| live_op(&interval.measured[op.index()], &interval.warmup[op.index()]))
+            .collect();
+        let phase = match (finished, now < self.plan.measure_start) {
+            (true, _) => RunPhase::Done,
+            (false, true) => RunPhase::Warmup,
+            (false, false) => RunPhase::Measured,
+        };
+        live.record_interval(&LiveInterval {
+            ops,
+            seconds: now.saturating_duration_since(self.last_tick).as_secs_f64(),
+            lateness: &interval.lateness,
+            phase,
+        });
+    }
+
     /// The run's result once every thread has ended, or the failure that stopped it.
     fn finish(&self, summary: Summary, ended: PhaseEnd) -> Result<RunResult, LoadError> {
         if let Some(reason) = ended.failure {
@@ -732,6 +768,37 @@ impl<'a> Reporter<'a> {
             out_dir: self.options.out_dir.clone(),
             table,
         })
+    }
+}
+
+/// Operation names in [`OpType::index`] order, as the live figures know them.
+const OP_NAMES: [&str; 2] = [OpType::ALL[0].name(), OpType::ALL[1].name()];
+const ERROR_KINDS: [&str; 5] = [
+    ErrorKind::ALL[0].name(),
+    ErrorKind::ALL[1].name(),
+    ErrorKind::ALL[2].name(),
+    ErrorKind::ALL[3].name(),
+    ErrorKind::ALL[4].name(),
+];
+
+fn set_live_phase(options: &RunOptions, phase: RunPhase) {
+    if let Some(live) = &options.live {
+        live.set_phase(phase);
+    }
+}
+
+/// One operation type's interval for the live figures: counts of both phases (what the client did),
+/// latency of the measured one only (the .hlog's values).
+fn live_op<'a>(measured: &'a OpStats, warmup: &OpStats) -> LiveOp<'a> {
+    LiveOp {
+        ok: measured.count + warmup.count,
+        errors: ErrorKind::ALL
+            .iter()
+            .map(|k| (k.name(), measured.errors.get(*k) + warmup.errors.get(*k)))
+            .collect(),
+        released: measured.sent + warmup.sent,
+        latency: &measured.latency,
+        service: &measured.service,
     }
 }
 

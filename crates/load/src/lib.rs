@@ -22,7 +22,7 @@ pub mod workload;
 pub use args::RunArgs;
 pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, TableOptions};
 pub use engine::{run, RunResult};
-pub use options::{Consistency, Credentials, RunOptions, Stopping};
+pub use options::{Consistency, Credentials, PrometheusOptions, RunOptions, Stopping};
 pub use output::format_result_table;
 pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
 
@@ -41,6 +41,8 @@ pub enum LoadError {
     Schema { statement: String, reason: String },
     #[error("cannot prepare '{statement}': {reason}")]
     Prepare { statement: String, reason: String },
+    #[error(transparent)]
+    Metrics(#[from] cqlbench_metrics::MetricsError),
     #[error(transparent)]
     Results(#[from] cqlbench_results::ResultsError),
     #[error("cannot write {path}: {source}")]

@@ -1,7 +1,10 @@
 //! The validated settings of one run.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use cqlbench_metrics::LiveMetrics;
 
 use crate::cqlmap::{CqlMap, TableOptions};
 use crate::workload::{PartitionGen, Workload};
@@ -111,6 +114,19 @@ pub struct RunOptions {
     /// `--start-at @FILE`: the common start is written into this file once every client is ready;
     /// the client waits for it after connecting and populating (one line: Unix seconds or RFC 3339).
     pub start_at_file: Option<PathBuf>,
+    /// `--prometheus`: where to serve the live figures, checked but not yet listening (whoever runs
+    /// the load starts the exporter, so that a campaign keeps one across its cells).
+    pub prometheus: Option<PrometheusOptions>,
+    /// The live figures the reporter adds each interval to, when an exporter serves them.
+    pub live: Option<LiveMetrics>,
+}
+
+/// `--prometheus ADDR` with `--prometheus-public` and `--prometheus-linger`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrometheusOptions {
+    pub addr: SocketAddr,
+    /// How long the exporter keeps serving after the run, so that the last scrape sees the final counts.
+    pub linger: Duration,
 }
 
 impl RunOptions {
@@ -154,6 +170,8 @@ impl RunOptions {
             client_id: 0,
             start_at: None,
             start_at_file: None,
+            prometheus: None,
+            live: None,
         }
     }
 

@@ -14,7 +14,7 @@ pub enum OpType {
 impl OpType {
     pub const ALL: [OpType; 2] = [OpType::Read, OpType::Write];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             OpType::Read => "read",
             OpType::Write => "write",

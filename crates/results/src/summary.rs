@@ -99,7 +99,7 @@ impl ErrorKind {
     ];
 
     /// Its key in `errors` and its column in intervals.csv.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Unavailable => "unavailable",

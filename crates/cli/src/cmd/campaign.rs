@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use cqlbench_campaign::{matrix, CampaignError};
+use cqlbench_campaign::{live, matrix, CampaignError};
 use cqlbench_cluster::Home;
 
 const PLAN_HELP: &str = r#"The plan (TOML):
@@ -90,10 +90,33 @@ pub struct CampaignArgs {
     /// Print the matrix of cells and the estimated time, start nothing
     #[arg(long)]
     dry_run: bool,
+
+    /// Serve the current cell's live figures for Prometheus at http://ADDR/metrics (labelled
+    /// config and rate), with the campaign's progress; e.g. 127.0.0.1:9464 (`cqlbench run --help`
+    /// lists the series)
+    #[arg(long, value_name = "ADDR")]
+    prometheus: Option<String>,
+
+    /// Allow --prometheus on an address other than loopback
+    #[arg(long = "prometheus-public")]
+    prometheus_public: bool,
+
+    /// How long --prometheus keeps serving after the campaign, so the last scrape sees the final counts
+    #[arg(
+        long = "prometheus-linger",
+        value_name = "DURATION",
+        default_value = "5s"
+    )]
+    prometheus_linger: String,
 }
 
 pub fn execute(args: CampaignArgs) -> Result<()> {
     let plan = cqlbench_campaign::load_plan(&args.plan)?;
+    let prometheus = cqlbench_load::args::prometheus_options(
+        args.prometheus.as_deref(),
+        args.prometheus_public,
+        &args.prometheus_linger,
+    )?;
     let dir = args.out.clone().unwrap_or_else(|| {
         let stem = args
             .plan
@@ -113,7 +136,16 @@ pub fn execute(args: CampaignArgs) -> Result<()> {
     );
     let home = Home::from_env();
     let mut progress = |line: &str| eprintln!("{line}");
-    match cqlbench_campaign::run(&plan, &dir, &home, &mut progress) {
+    let exporter = live::start_exporter(prometheus, &mut progress)?;
+    let outcome = cqlbench_campaign::run(
+        &plan,
+        &dir,
+        &home,
+        exporter.as_ref().map(|e| e.metrics()),
+        &mut progress,
+    );
+    live::stop_exporter(exporter, prometheus, &mut progress);
+    match outcome {
         Ok(outcome) => {
             println!("{}", outcome.tables);
             println!(
