@@ -6,8 +6,9 @@
 #                                         etcd (Debian's etcd-server, apt-get download + dpkg-deb -x),
 #                                         kube-apiserver and kubectl v1.32.13 (go build from the Go module
 #                                         k8s.io/kubernetes), the K8ssandraCluster CRD (k8ssandra-operator v1.21.0)
+#                                         and the PodMonitor CRD (prometheus-operator v0.92.1)
 #   scripts/k8s-apiserver.sh start DIR    fetch, then start etcd and kube-apiserver with fresh certs and a token
-#                                         under DIR, apply the CRD server-side and wait for Established.
+#                                         under DIR, apply the CRDs server-side and wait for Established.
 #                                         Refuses if one of its ports is taken. Writes DIR/kubeconfig,
 #                                         DIR/etcd.pid and DIR/apiserver.pid (each: PID and start time).
 #   scripts/k8s-apiserver.sh stop DIR     stop the two processes started for DIR (by PID and start time),
@@ -20,6 +21,7 @@ set -euo pipefail
 
 K8S_VERSION=1.32.13
 OPERATOR_VERSION=v1.21.0
+PROMETHEUS_OPERATOR_VERSION=v0.92.1
 CACHE="${CQLBENCH_K8S_CACHE:-$HOME/.cache/cqlbench/k8s}"
 API_PORT="${CQLBENCH_K8S_APISERVER_PORT:-16443}"
 ETCD_PORT="${CQLBENCH_K8S_ETCD_PORT:-12379}"
@@ -35,6 +37,7 @@ ETCD_BIN="$CACHE/etcd/usr/bin/etcd"
 APISERVER_BIN="$CACHE/bin/kube-apiserver"
 KUBECTL_BIN="$CACHE/bin/kubectl"
 CRD_FILE="$CACHE/crd/k8ssandra.io_k8ssandraclusters.yaml"
+PODMONITOR_CRD_FILE="$CACHE/crd/monitoring.coreos.com_podmonitors.yaml"
 
 fetch_etcd() {
   [[ -x "$ETCD_BIN" ]] && return 0
@@ -114,18 +117,26 @@ EOF
   log "kube-apiserver and kubectl built in $((SECONDS - start)) s"
 }
 
-fetch_crd() {
-  [[ -s "$CRD_FILE" ]] && return 0
-  log "downloading github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION (Go module) for its CRD"
-  mkdir -p "$CACHE/crd" "$CACHE/build"
-  local odir
-  odir="$(cd "$CACHE/build" && GOFLAGS=-mod=mod go mod download -json \
-    "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION" |
+# fetch_module_file MODULE@VERSION PATH DEST: one file of a Go module (downloaded through the Go module
+# proxy into Go's module cache), copied to DEST.
+fetch_module_file() {
+  local module="$1" path="$2" dest="$3"
+  [[ -s "$dest" ]] && return 0
+  log "downloading $module (Go module) for $path"
+  mkdir -p "$(dirname "$dest")" "$CACHE/build"
+  local mdir
+  mdir="$(cd "$CACHE/build" && GOFLAGS=-mod=mod go mod download -json "$module" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  local src="$odir/config/crd/bases/k8ssandra.io_k8ssandraclusters.yaml"
-  [[ -s "$src" ]] || die "no CRD file in k8ssandra-operator $OPERATOR_VERSION"
-  cp "$src" "$CRD_FILE.tmp"
-  mv "$CRD_FILE.tmp" "$CRD_FILE"
+  [[ -s "$mdir/$path" ]] || die "no $path in $module"
+  cp "$mdir/$path" "$dest.tmp"
+  mv "$dest.tmp" "$dest"
+}
+
+fetch_crds() {
+  fetch_module_file "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION" \
+    config/crd/bases/k8ssandra.io_k8ssandraclusters.yaml "$CRD_FILE"
+  fetch_module_file "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
+    example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml "$PODMONITOR_CRD_FILE"
 }
 
 fetch() {
@@ -134,7 +145,7 @@ fetch() {
   exec 9>"$CACHE/.lock"
   flock 9
   fetch_etcd
-  fetch_crd
+  fetch_crds
   fetch_kube
   flock -u 9
   exec 9>&-
@@ -265,18 +276,21 @@ start() {
     sleep 0.5
     [[ $i == 120 ]] && die "kube-apiserver not ready after 60 s (log: $dir/apiserver.log)"
   done
-  log "kube-apiserver ready after $((SECONDS - t0)) s; applying the K8ssandraCluster CRD server-side"
-  "${kc[@]}" apply --server-side -f "$CRD_FILE" >&2
-  # `kubectl wait` fails while the CRD has no conditions yet, so poll the Established condition.
-  local established=""
-  for i in $(seq 1 120); do
-    established="$("${kc[@]}" get crd k8ssandraclusters.k8ssandra.io \
-      -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' 2>/dev/null || true)"
-    [[ "$established" == True ]] && break
-    sleep 0.5
+  log "kube-apiserver ready after $((SECONDS - t0)) s; applying the K8ssandraCluster and PodMonitor CRDs server-side"
+  "${kc[@]}" apply --server-side -f "$CRD_FILE" -f "$PODMONITOR_CRD_FILE" >&2
+  # `kubectl wait` fails while a CRD has no conditions yet, so poll the Established condition.
+  local crd established
+  for crd in k8ssandraclusters.k8ssandra.io podmonitors.monitoring.coreos.com; do
+    established=""
+    for i in $(seq 1 120); do
+      established="$("${kc[@]}" get crd "$crd" \
+        -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' 2>/dev/null || true)"
+      [[ "$established" == True ]] && break
+      sleep 0.5
+    done
+    [[ "$established" == True ]] || die "the CRD $crd was not Established after 60 s"
   done
-  [[ "$established" == True ]] || die "the K8ssandraCluster CRD was not Established after 60 s"
-  log "CRD Established $((SECONDS - t0)) s after start; KUBECONFIG=$dir/kubeconfig (kubectl: $KUBECTL_BIN)"
+  log "CRDs Established $((SECONDS - t0)) s after start; KUBECONFIG=$dir/kubeconfig (kubectl: $KUBECTL_BIN)"
 }
 
 stop() {

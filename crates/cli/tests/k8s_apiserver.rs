@@ -136,8 +136,8 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
     let files = yaml_files(&out);
     assert_eq!(
         files.len(),
-        14,
-        "namespace, results claim, 3 x (cluster + 3 Jobs): {files:?}"
+        15,
+        "namespace, results claim, PodMonitor, 3 x (cluster + 3 Jobs): {files:?}"
     );
 
     // The namespace for real (dry-run objects cannot live in a namespace that does not exist).
@@ -174,12 +174,17 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
         9,
         "{kinds:?}"
     );
+    assert!(
+        kinds.iter().any(|k| k.starts_with("podmonitor")),
+        "{kinds:?}"
+    );
 
     // The same checks refuse what is wrong: each broken copy must be rejected, naming the problem.
     let cluster =
         std::fs::read_to_string(out.join("02-k8s-gc-2/00-k8ssandracluster.yaml")).unwrap();
     let job = std::fs::read_to_string(out.join("02-k8s-gc-2/02-job-max.yaml")).unwrap();
-    let broken: [(&str, String, &str); 5] = [
+    let monitor = std::fs::read_to_string(out.join("99-podmonitor.yaml")).unwrap();
+    let broken: [(&str, String, &str); 7] = [
         (
             "unknown field in jvmOptions",
             cluster.replacen("heap_max_size:", "heap_max_sise:", 1),
@@ -209,10 +214,22 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
             ),
             ".spec.completionModes: field not declared in schema",
         ),
+        (
+            "a metrics port name longer than a port name may be",
+            job.replacen("name: metrics", "name: metrics-of-the-load-client", 1),
+            "must be no more than 15 characters",
+        ),
+        (
+            "unknown field in a PodMonitor",
+            monitor.replacen("podMetricsEndpoints:", "podMetricEndpoints:", 1),
+            ".spec.podMetricEndpoints: field not declared in schema",
+        ),
     ];
     for (what, manifest, mentioned) in broken {
         let original = if manifest.contains("kind: Job") {
             &job
+        } else if manifest.contains("kind: PodMonitor") {
+            &monitor
         } else {
             &cluster
         };
@@ -257,7 +274,7 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     let objects = || {
         let listed = server.kubectl(&[
             "get",
-            "jobs,k8ssandraclusters,pvc",
+            "jobs,k8ssandraclusters,pvc,podmonitors",
             "-n",
             "cqlbench",
             "-o",
@@ -273,8 +290,8 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     };
     assert_eq!(
         objects().len(),
-        13,
-        "9 Jobs, 3 clusters, 1 claim: {:?}",
+        14,
+        "9 Jobs, 3 clusters, 1 claim, 1 PodMonitor: {:?}",
         objects()
     );
     // The pod `k8s run` reads the results volume through, as a stopped run would leave it.
@@ -371,7 +388,7 @@ fn delete_removes_every_object_and_waits_for_finalizers() {
     assert!(second.status.success(), "{}{stderr}", text(&second));
     assert_eq!(
         String::from_utf8_lossy(&second.stdout).trim(),
-        "deleted 2 object(s); 12 did not exist (namespace cqlbench kept)"
+        "deleted 2 object(s); 13 did not exist (namespace cqlbench kept)"
     );
     assert!(objects().is_empty(), "{:?}", objects());
     let namespace = server.kubectl(&["get", "namespace", "cqlbench", "-o", "name"]);

@@ -106,6 +106,15 @@ fn pod_command(
         .expect("results on the volume");
     replace_after(&mut args, "-o", raw.join(relative).display().to_string());
     replace_after(&mut args, "--brief-to", brief.display().to_string());
+    check_metrics_port(job, &args);
+    // Each pod has an address of its own; here each client a loopback address of its own. Nobody
+    // scrapes them here, so they need not keep serving their final figures.
+    replace_after(
+        &mut args,
+        "--prometheus",
+        format!("127.0.12.{}:9464", 20 + index),
+    );
+    replace_after(&mut args, "--prometheus-linger", "0s".into());
     let mut command = Command::new(env!("CARGO_BIN_EXE_cqlbench"));
     command
         .args(&args)
@@ -114,6 +123,24 @@ fn pod_command(
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command
+}
+
+/// The pod serves `--prometheus` on all its addresses, at the port its container names `metrics`
+/// and its annotations give to annotation-based scrape configs.
+fn check_metrics_port(job: &Value, args: &[String]) {
+    let template = &job["spec"]["template"];
+    let after = |flag: &str| args[args.iter().position(|a| a == flag).unwrap() + 1].clone();
+    assert_eq!(after("--prometheus"), "0.0.0.0:9464");
+    assert!(args.iter().any(|a| a == "--prometheus-public"));
+    let port = &template["spec"]["containers"][0]["ports"][0];
+    assert_eq!(
+        (port["name"].as_str(), port["containerPort"].as_u64()),
+        (Some("metrics"), Some(9464))
+    );
+    let annotations = &template["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"], "true");
+    assert_eq!(annotations["prometheus.io/port"], "9464");
+    assert_eq!(annotations["prometheus.io/path"], "/metrics");
 }
 
 /// Runs every pod of a Job at once and returns their briefs. With `start`, the pods take their

@@ -41,6 +41,8 @@ pub struct K8sSettings {
     /// [default: the cluster's default class].
     pub results_storage_class: Option<String>,
     pub results_size: String,
+    /// Also render a Prometheus Operator `PodMonitor` selecting the load pods' `metrics` port.
+    pub pod_monitor: bool,
 }
 
 /// A checked plan ready to render.
@@ -76,6 +78,8 @@ struct RawK8s {
     image: Spanned<String>,
     results_storage_class: Option<Spanned<String>>,
     results_size: Option<Spanned<String>>,
+    #[serde(default)]
+    pod_monitor: bool,
 }
 
 struct Locator<'a> {
@@ -300,6 +304,7 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
         image,
         results_storage_class,
         results_size,
+        pod_monitor: raw.pod_monitor,
     })
 }
 

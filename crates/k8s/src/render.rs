@@ -23,6 +23,13 @@ pub const GC_LOG: &str = "/var/lib/cassandra/gc.log";
 pub const START_AT_ANNOTATION: &str = "cqlbench.io/start-at";
 /// Pod-template annotation holding a sweep cell's rate, known only once the unthrottled cell has run.
 pub const RATE_ANNOTATION: &str = "cqlbench.io/rate";
+/// The client pods' named container port for `--prometheus`.
+pub const METRICS_PORT: u16 = 9464;
+pub const METRICS_PORT_NAME: &str = "metrics";
+/// How long a client pod keeps serving its final figures: one scrape at Prometheus' default 15 s
+/// interval sees them.
+const METRICS_LINGER: &str = "15s";
+
 /// Kubernetes' default `terminationMessagePath`: a client writes its brief there (`--brief-to`).
 pub const TERMINATION_LOG: &str = "/dev/termination-log";
 
@@ -105,6 +112,12 @@ pub fn render(plan: &K8sPlan, options: &RenderOptions) -> Result<Vec<Manifest>, 
             });
         }
     }
+    if k8s.pod_monitor {
+        out.push(Manifest {
+            path: "99-podmonitor.yaml".into(),
+            object: pod_monitor(plan),
+        });
+    }
     Ok(out)
 }
 
@@ -183,6 +196,33 @@ fn labels(cluster: Option<&str>, cell: Option<&str>) -> Value {
         map.insert("cqlbench.io/cell".into(), json!(cell));
     }
     Value::Object(map)
+}
+
+/// A Prometheus Operator PodMonitor for every load pod of the plan (a Job's pods have no Service for
+/// a ServiceMonitor to select).
+fn pod_monitor(plan: &K8sPlan) -> Value {
+    let k8s = &plan.k8s;
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": {"name": "cqlbench-load", "namespace": k8s.namespace, "labels": labels(None, None)},
+        "spec": {
+            "selector": {
+                "matchLabels": {"app.kubernetes.io/managed-by": "cqlbench"},
+                "matchExpressions": [{"key": "cqlbench.io/cell", "operator": "Exists"}],
+            },
+            "podMetricsEndpoints": [{
+                "port": METRICS_PORT_NAME,
+                "path": "/metrics",
+                "interval": "5s",
+                // The pods' own labels say which configuration and cell a series belongs to.
+                "relabelings": [
+                    {"sourceLabels": ["__meta_kubernetes_pod_label_cqlbench_io_cluster"], "targetLabel": "cluster"},
+                    {"sourceLabels": ["__meta_kubernetes_pod_label_cqlbench_io_cell"], "targetLabel": "cell"},
+                ],
+            }],
+        },
+    })
 }
 
 fn results_claim(plan: &K8sPlan) -> Value {
@@ -518,9 +558,18 @@ fn pod_command(
         format!("{cluster}-{}-service", k8s.datacenter),
         "--dc".into(),
         k8s.datacenter.clone(),
+        "--prometheus".into(),
+        format!("0.0.0.0:{METRICS_PORT}"),
+        "--prometheus-public".into(),
+        "--prometheus-linger".into(),
+        METRICS_LINGER.into(),
         "-o".into(),
         out_dir,
     ]);
+    // What annotation-based scrape configs (Prometheus' kubernetes-pods example) read.
+    command.annotate("prometheus.io/scrape", "true");
+    command.annotate("prometheus.io/port", METRICS_PORT.to_string());
+    command.annotate("prometheus.io/path", "/metrics");
     command
 }
 
@@ -576,6 +625,7 @@ fn job(
                         "image": k8s.image,
                         "args": args,
                         "env": env,
+                        "ports": [{"name": METRICS_PORT_NAME, "containerPort": METRICS_PORT, "protocol": "TCP"}],
                         "resources": {
                             "requests": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},
                             "limits": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},

@@ -640,9 +640,11 @@ pub async fn run(
         context: format!("creating {}", options.out.display()),
         source,
     })?;
+    // The PodMonitor (with `pod-monitor = true`) needs the Prometheus Operator's CRD, as the plan says.
+    let shared_kinds = ["Namespace", "PersistentVolumeClaim", "PodMonitor"];
     for shared in manifests
         .iter()
-        .filter(|m| m.object["kind"] == "Namespace" || m.object["kind"] == "PersistentVolumeClaim")
+        .filter(|m| shared_kinds.iter().any(|kind| m.object["kind"] == *kind))
     {
         apply(client, &shared.object).await?;
         progress(&format!("applied {}", describe(&shared.object)));

@@ -46,7 +46,23 @@ fn example_renders_clusters_and_indexed_jobs() {
             expected.push(format!("{:02}-{cluster}/{file}", n + 1));
         }
     }
+    expected.push("99-podmonitor.yaml".to_string());
     assert_eq!(paths, expected);
+    // The load pods' metrics port, selected by the PodMonitor (Jobs' pods have no Service).
+    let monitor = &manifests.last().unwrap().object;
+    assert_eq!(monitor["kind"], "PodMonitor");
+    assert_eq!(monitor["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
+    let selector = &monitor["spec"]["selector"]["matchLabels"];
+    let job = &manifests[3].object;
+    assert_eq!(job["kind"], "Job");
+    let pod = &job["spec"]["template"];
+    for (key, value) in selector.as_object().unwrap() {
+        assert_eq!(
+            &pod["metadata"]["labels"][key], value,
+            "the PodMonitor selects {key}"
+        );
+    }
+    assert_eq!(pod["spec"]["containers"][0]["ports"][0]["name"], "metrics");
 
     // Per configuration: the collector's own flags after switching off 5.0's default G1, on JDK 17.
     let wanted = [

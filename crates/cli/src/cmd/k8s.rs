@@ -23,11 +23,19 @@ rates or [sweep]) plus a [k8s] table:
   image = "registry.example/cqlbench:0.1.0"   # built from the repository's Dockerfile
   results-storage-class = "nfs"       # ReadWriteMany class of the results volume [default: the cluster's]
   results-size = "10Gi"               # [default: 10Gi]
+  pod-monitor = true                  # also a Prometheus Operator PodMonitor [default: false]
 
 Written to DIR (stable names, sorted keys; the same plan renders the same bytes):
   00-namespace.yaml, 01-results-pvc.yaml
   NN-<cluster>/00-k8ssandracluster.yaml     one K8ssandraCluster per [[config]]
   NN-<cluster>/NN-job-<cell>.yaml           populate, then one Indexed Job per cell (max, p35 / r<rate>)
+  99-podmonitor.yaml                        with pod-monitor = true
+
+Live metrics: every client pod serves `cqlbench run --prometheus` figures on its container port named
+`metrics` (9464, /metrics), with the prometheus.io/scrape, port and path annotations that
+annotation-based scrape configs read; the series carry client="<completion index>". Jobs' pods have no
+Service, so the Prometheus Operator needs the PodMonitor (it selects app.kubernetes.io/managed-by=cqlbench
+and cqlbench.io/cell). examples/grafana-dashboard.json charts them.
 
 Client pods start their load at the pod template's cqlbench.io/start-at annotation (set with --start-at).
 A sweep's latency cells carry an empty cqlbench.io/rate annotation: their rate is a fraction
