@@ -15,8 +15,10 @@ Scenarios (same workload shape for both: single-row inserts with a tiny value, 1
 
   slow-ops     (--slow-ops-cost only) cqlbench at 3000 ops/s with and without slow-ops.csv (--no-slow-ops),
                alternated twice each: what keeping the tail's operations for the GC join costs per op.
+  prometheus   (--prometheus-cost only) cqlbench at 3000 ops/s with --prometheus (scraped once a second,
+               as a Prometheus with a 1 s interval would) and without, alternated three times each.
 
-Usage: python3 bench/load/compare.py [--quick] [--skip-stall] [--slow-ops-cost]
+Usage: python3 bench/load/compare.py [--quick] [--skip-stall] [--slow-ops-cost] [--prometheus-cost]
 It builds cqlbench, installs latte 0.29.0 into bench/load/.tools (git-ignored) if missing, starts a 1-node
 cluster `load-bench` on 127.0.3.1 with `cqlbench cluster up`, and stops it at the end.
 Targets (issue 3): cqlbench CPU/op <= 0.5x latte at the fixed rate, <= 0.6x unthrottled; peak RSS <= 32 MB
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(ROOT, "bench", "load", ".tools")
@@ -98,24 +101,61 @@ def timed(cmd, label, stall=None):
     return float(user) + float(system), int(max_rss_kb) / 1024.0, stall_info.get("length")
 
 
-def slow_ops_cost(seconds):
-    """cqlbench at 3000 ops/s with and without slow-ops.csv, alternated (A B A B) so that drift on a
-    shared machine falls on both alike."""
+def alternated_cost(name, with_args, without_args, seconds, pairs, during_with=None):
+    """cqlbench at 3000 ops/s with and without some options, alternated (A B A B ...) so that drift on a
+    shared machine falls on both alike; returns the runs. `during_with` runs in a thread beside each
+    "with" run (given a stop event)."""
     run_cqlbench("warm-cqlbench", 3000, 10)
     runs = {"with": [], "without": []}
-    for i in range(2):
-        runs["with"].append(run_cqlbench(f"slowops-with-{i}", 3000, seconds))
-        runs["without"].append(run_cqlbench(f"slowops-without-{i}", 3000, seconds, extra=("--no-slow-ops",)))
+    for i in range(pairs):
+        stop = threading.Event()
+        helper = threading.Thread(target=during_with, args=(stop,)) if during_with else None
+        if helper:
+            helper.start()
+        try:
+            runs["with"].append(run_cqlbench(f"{name}-with-{i}", 3000, seconds, extra=with_args))
+        finally:
+            stop.set()
+            if helper:
+                helper.join()
+        runs["without"].append(run_cqlbench(f"{name}-without-{i}", 3000, seconds, extra=without_args))
     print()
     us = {}
-    for name, results in runs.items():
+    for label, results in runs.items():
         cpu = sum(r["cpu"] for r in results)
         ops = sum(r["ops"] for r in results)
-        us[name] = cpu * 1e6 / max(ops, 1)
+        us[label] = cpu * 1e6 / max(ops, 1)
         each = ", ".join("%.2f" % (r["cpu"] * 1e6 / max(r["ops"], 1)) for r in results)
-        print(f"slow-ops.csv {name:<8} {us[name]:.2f} us/op over {ops} ops (runs: {each})")
-    lines = sum(count_lines(os.path.join(RESULTS, f"slowops-with-{i}", "slow-ops.csv")) - 1 for i in range(2))
-    print(f"with / without: {us['with'] / us['without']:.3f}x; {lines} operations kept in slow-ops.csv")
+        print(f"{name} {label:<8} {us[label]:.2f} us/op over {ops} ops (runs: {each})")
+    print(f"{name} with / without: {us['with'] / us['without']:.3f}x")
+    return runs
+
+
+def slow_ops_cost(seconds):
+    alternated_cost("slow-ops", (), ("--no-slow-ops",), seconds, 2)
+    lines = sum(count_lines(os.path.join(RESULTS, f"slow-ops-with-{i}", "slow-ops.csv")) - 1 for i in range(2))
+    print(f"{lines} operations kept in slow-ops.csv")
+
+
+EXPORTER = "127.0.3.2:9464"
+
+
+def prometheus_cost(seconds):
+    """--prometheus's cost per operation, scraped once a second like a Prometheus with a 1 s interval."""
+    scrapes = []
+
+    def scrape(stop):
+        while not stop.wait(1.0):
+            try:
+                with urllib.request.urlopen(f"http://{EXPORTER}/metrics", timeout=2) as answer:
+                    scrapes.append(len(answer.read()))
+            except OSError:
+                pass  # before the exporter listens, or after it stopped
+
+    alternated_cost("prometheus", ("--prometheus", EXPORTER, "--prometheus-linger", "0s"), (), seconds, 3,
+                    during_with=scrape)
+    if scrapes:
+        print(f"{len(scrapes)} scrapes of /metrics, {sum(scrapes) / len(scrapes) / 1024:.0f} KiB each")
 
 
 def count_lines(path):
@@ -183,18 +223,23 @@ def main():
     ap.add_argument("--skip-stall", action="store_true")
     ap.add_argument("--slow-ops-cost", action="store_true",
                     help="only measure slow-ops.csv's cost: cqlbench with and without --no-slow-ops")
+    ap.add_argument("--prometheus-cost", action="store_true",
+                    help="only measure --prometheus's cost: cqlbench with and without it, scraped every second")
     args = ap.parse_args()
     fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
 
-    ensure_tools(latte=not args.slow_ops_cost)
+    ensure_tools(latte=not (args.slow_ops_cost or args.prometheus_cost))
     up = subprocess.run([CQLBENCH, "cluster", "up", "--name", CLUSTER, "--base-ip", HOST])
     if up.returncode != 0:
         # Already up (possibly started with other options by an earlier run): use it as it is.
         sh([CQLBENCH, "cluster", "status", "--name", CLUSTER])
     rows = []
-    if args.slow_ops_cost:
+    if args.slow_ops_cost or args.prometheus_cost:
         try:
-            slow_ops_cost(fixed_s)
+            if args.slow_ops_cost:
+                slow_ops_cost(fixed_s)
+            if args.prometheus_cost:
+                prometheus_cost(fixed_s)
         finally:
             sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
         return

@@ -8,10 +8,13 @@
 
 #[path = "common/campaign_support.rs"]
 mod campaign_support;
+mod run_support;
 #[path = "common/cluster_support.rs"]
 mod support;
 
-use campaign_support::{campaign, node_processes, private_home, signal, spawn, wait_for, Reaper};
+use campaign_support::{
+    campaign, node_processes, private_home, signal, spawn, spawn_with, wait_for, Reaper,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -162,7 +165,9 @@ fn dry_run_prints_the_matrix_and_starts_nothing() {
     // crate's tests) are refused by a local campaign, in one line.
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let (mut seen, mut k8s) = (0, 0);
-    for entry in std::fs::read_dir(examples).unwrap().flatten() {
+    let plans = std::fs::read_dir(examples).unwrap().flatten();
+    // (examples/ also holds the Grafana dashboard, which is no plan.)
+    for entry in plans.filter(|e| e.path().extension().is_some_and(|x| x == "toml")) {
         let run = output(campaign(
             home.path(),
             &[entry.path().to_str().unwrap(), "--dry-run"],
@@ -263,6 +268,38 @@ fn measured_row_written(partial: &Path) -> bool {
         .any(|l| l.contains(",measured,"))
 }
 
+/// Where the resumed campaign serves its live figures.
+const EXPORTER: &str = "127.0.7.250:9464";
+
+/// While the resumed campaign measures one of the two cells left (Shenandoah's; G1's two are
+/// finished), its exporter labels the cell and counts the cells done: 2 before the first of them, 3
+/// before the second.
+fn check_live_cell(child: &mut std::process::Child) {
+    let measured = "phase=\"measured\"} 1";
+    let mut text = String::new();
+    wait_for(child, "a measured cell at the exporter", || {
+        text = run_support::http_get(EXPORTER, "/metrics").map_or(String::new(), |(_, body)| body);
+        text.contains(measured)
+    });
+    let cell = text
+        .lines()
+        .find(|l| l.starts_with("cqlbench_phase{") && l.ends_with(measured))
+        .unwrap();
+    let done = if cell.contains("rate=\"200\"") { 2 } else { 3 };
+    let labels = format!(
+        "client=\"0\",config=\"Shenandoah jdk17\",rate=\"{}\"",
+        if done == 2 { 200 } else { 400 }
+    );
+    assert!(cell.contains(&labels), "{cell}");
+    for line in [
+        format!("cqlbench_campaign_cells_done{{{labels}}} {done}"),
+        format!("cqlbench_campaign_cells_total{{{labels}}} 4"),
+        format!("cqlbench_operations_total{{{labels},op=\"write\",outcome=\"ok\"}}"),
+    ] {
+        assert!(text.contains(&line), "{line} in\n{text}");
+    }
+}
+
 #[test]
 fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     let home = private_home();
@@ -334,10 +371,15 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     }
     eprintln!("SIGKILL step done after {:?}", started.elapsed());
 
-    // 3. The same plan into the same directory finishes the rest.
-    let child = reaper
-        .campaign
-        .insert(spawn(home.path(), &plan, &out, &log));
+    // 3. The same plan into the same directory finishes the rest, with live figures for Prometheus.
+    let child = reaper.campaign.insert(spawn_with(
+        home.path(),
+        &plan,
+        &out,
+        &log,
+        &["--prometheus", EXPORTER, "--prometheus-linger", "0s"],
+    ));
+    check_live_cell(child);
     let status = child.wait().unwrap();
     let text = log_text();
     assert!(status.success(), "{text}");

@@ -7,13 +7,14 @@
 mod run_support;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use run_support::{cqlbench_command, one_line_error, read_summary, spawn_cqlbench, TestNode};
+use run_support::{
+    cqlbench_command, http_get, one_line_error, read_summary, spawn_cqlbench, TestNode,
+};
 use serde_json::Value;
 
 const NODE_ADDRESS: &str = "127.0.15.1";
@@ -39,22 +40,6 @@ fn prometheus_packages() -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-/// One HTTP/1.0 GET (so that no server answers in chunks): status code and body.
-fn http_get(addr: &str, target: &str) -> std::io::Result<(u16, String)> {
-    let mut stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(stream, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Ok((status, body.to_string()))
 }
 
 fn url_encode(text: &str) -> String {

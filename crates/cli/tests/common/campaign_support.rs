@@ -39,7 +39,7 @@ pub fn node_procs(home: &Path) -> Vec<crate::support::Proc> {
 }
 
 /// Waits until `ready` holds (or the campaign ends, or a limit passes).
-pub fn wait_for(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
+pub fn wait_for(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
     let limit = Instant::now() + Duration::from_secs(240);
     while !ready() {
         if let Ok(Some(status)) = child.try_wait() {
@@ -51,8 +51,15 @@ pub fn wait_for(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
 }
 
 pub fn spawn(home: &Path, plan: &Path, out: &Path, log: &Path) -> Child {
+    spawn_with(home, plan, out, log, &[])
+}
+
+/// [`spawn`] with more options.
+pub fn spawn_with(home: &Path, plan: &Path, out: &Path, log: &Path, extra: &[&str]) -> Child {
     let log = std::fs::File::create(log).unwrap();
-    campaign(home, &[plan.to_str().unwrap(), "-o", out.to_str().unwrap()])
+    let mut args = vec![plan.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    campaign(home, &args)
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .stdin(Stdio::null())

@@ -464,3 +464,20 @@ pub fn assert_rate_facts(summary: &serde_json::Value, out: &Path, scheduled: f64
         (duration - seconds) * 1000.0
     );
 }
+
+/// One HTTP/1.0 GET (so that no server answers in chunks): status code and body.
+pub fn http_get(addr: &str, target: &str) -> std::io::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+    write!(stream, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Ok((status, body.to_string()))
+}
