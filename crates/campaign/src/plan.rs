@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cqlbench_cluster::{ClusterError, ClusterSpec, Gc, GcProfile, JdkChoice};
 use cqlbench_load::{RunArgs, RunOptions};
+use cqlbench_results::ValidityThresholds;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -63,6 +64,8 @@ pub struct LoadPlan {
     pub repeats: u32,
     /// Rows written once per configuration, before its first cell (the args' `--populate`).
     pub populate: u64,
+    /// The plan's `[validity]` thresholds over the defaults, when it has the table.
+    pub validity: Option<ValidityThresholds>,
 }
 
 impl LoadPlan {
@@ -106,6 +109,9 @@ impl LoadPlan {
         let args = run_args(&self.workload, &self.args).map_err(CampaignError::Load)?;
         let mut options = args.to_options(hosts).map_err(CampaignError::Load)?;
         options.out_dir = out_dir.to_path_buf();
+        if let Some(validity) = self.validity {
+            options.validity = validity;
+        }
         Ok(options)
     }
 }
@@ -128,6 +134,8 @@ struct RawPlan {
     load: Option<Spanned<RawLoad>>,
     sweep: Option<Spanned<RawSweep>>,
     slo: Option<Spanned<RawSlo>>,
+    /// When a cell's result is doubtful (`--validity-thresholds`' names).
+    validity: Option<Spanned<toml::Table>>,
     /// Read by `cqlbench k8s` (the crate `cqlbench-k8s`); a local campaign refuses it.
     k8s: Option<Spanned<toml::Value>>,
 }
@@ -356,7 +364,12 @@ fn parse(path: &str, text: &str, k8s_allowed: bool) -> Result<Plan, CampaignErro
             "the plan has no [load] table (workload, duration and rates, or [sweep] or [slo])",
         ));
     };
-    let load = check_load(&at, load, raw.sweep, raw.slo)?;
+    let mut load = check_load(&at, load, raw.sweep, raw.slo)?;
+    load.validity = raw
+        .validity
+        .as_ref()
+        .map(|table| check_validity(&at, table))
+        .transpose()?;
     Ok(Plan {
         source: text.to_string(),
         configs: checked,
@@ -701,7 +714,26 @@ fn check_load(
         warmup,
         repeats,
         populate,
+        validity: None,
     })
+}
+
+/// `[validity]`: threshold names as `--validity-thresholds` takes them, each a number.
+fn check_validity(
+    at: &Locator,
+    table: &Spanned<toml::Table>,
+) -> Result<ValidityThresholds, CampaignError> {
+    let mut thresholds = ValidityThresholds::default();
+    for (name, value) in table.get_ref() {
+        let fail = |message: String| at.error(table.span(), "[validity]", message);
+        let number = value
+            .as_float()
+            .or_else(|| value.as_integer().map(|i| i as f64))
+            .ok_or_else(|| fail(format!("{name} = {value}: a number is needed")))?;
+        cqlbench_machine::set_threshold(&mut thresholds, name, &number.to_string())
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(thresholds)
 }
 
 fn parse_positive_duration(
@@ -992,6 +1024,12 @@ duration = "30m"
                 "--clients/--client-id/--start-at cannot be in args",
             ),
             (
+                "unknown validity threshold",
+                "duration = \"30m\"",
+                "duration = \"30m\"\n[validity]\nother_cpu = 0.3",
+                "line 18, `[validity]`: unknown validity threshold 'other_cpu'",
+            ),
+            (
                 "live metrics per cell",
                 "--populate 200000",
                 "--prometheus 127.0.0.1:9464",
@@ -1016,6 +1054,31 @@ duration = "30m"
             assert!(error.contains(expected), "{what}: {error}");
             assert!(!error.contains('\n'), "{what}: {error}");
         }
+    }
+
+    #[test]
+    fn a_validity_table_sets_the_cells_thresholds() {
+        let text = format!("{GOOD}[validity]\nother-cpu = 0.5\nsteal = 0\n");
+        let plan = parse_plan("p.toml", &text).unwrap();
+        let options = plan
+            .load
+            .cell_options(
+                Some(1.0),
+                Duration::from_secs(1),
+                vec!["127.0.0.1".into()],
+                Path::new("x"),
+            )
+            .unwrap();
+        assert_eq!(
+            (options.validity.other_cpu, options.validity.steal),
+            (0.5, 0.0)
+        );
+        assert_eq!(
+            options.validity.busy_share,
+            ValidityThresholds::default().busy_share
+        );
+        let bad = error_of(&format!("{GOOD}[validity]\nsteal = \"high\"\n"));
+        assert!(bad.contains("a number is needed"), "{bad}");
     }
 
     #[test]

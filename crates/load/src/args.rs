@@ -82,6 +82,16 @@ Several load clients (--clients N --client-id I --start-at T):
         --clients 3 --client-id $I --start-at $T -o res/client$I & done; wait
     cqlbench report merge res/client0 res/client1 res/client2 -o res/all
 
+Is the result trustworthy? (summary.json's validity):
+  While the load runs, /proc is read once a second: the CPU of processes that are neither the
+  cluster's nodes (found by the CQL address they listen on) nor the client, steal and iowait, the
+  client's own CPU, available memory and swap traffic. Over the measured window they become
+  validity.evidence (means, the busiest other processes, each local node's CPU, and the figures
+  second by second); validity.doubtful is true, with one sentence per reason, when other
+  processes used >= 25 % of all cores for >= 15 % of the window, steal reached 5 %, the client
+  used >= 90 % of its load threads' cores, its send lateness p99 reached 5 ms, or pages were
+  swapped (--validity-thresholds changes the limits). The terminal says so after the table.
+
 Live metrics for Prometheus (--prometheus ADDR):
   http://ADDR/metrics serves, from the start of the run to --prometheus-linger after its end,
   the text format Prometheus scrapes, updated once a second (all series carry client=\"ID\"):
@@ -274,6 +284,12 @@ pub struct RunArgs {
         default_value = "5s"
     )]
     pub prometheus_linger: String,
+
+    /// When the result is doubtful, as NAME=VALUE,...: other-cpu (share of all cores that makes a second
+    /// busy, 0.25), busy-share (of the window, 0.15), steal (0.05), client-cpu (of the load threads'
+    /// cores, 0.9), lateness-p99-ms (5), swap-pages-per-s (1)
+    #[arg(long = "validity-thresholds", value_name = "LIST")]
+    pub validity_thresholds: Option<String>,
 
     /// Load clients (separate processes) sharing one schedule; --rate, -n and --populate are their total
     #[arg(
@@ -625,6 +641,10 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     o.p99_window = unit(parse_duration(&args.p99_window))?;
     if o.p99_window.is_zero() {
         return Err(invalid("--p99-window must be greater than zero".into()));
+    }
+    if let Some(list) = &args.validity_thresholds {
+        o.validity =
+            cqlbench_machine::parse_thresholds(list).map_err(|e| invalid(e.to_string()))?;
     }
     o.prometheus = prometheus_options(
         args.prometheus.as_deref(),

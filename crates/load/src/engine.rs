@@ -459,6 +459,11 @@ async fn run_async(
         },
     );
     let mut reporter = Reporter::new(options, plan, files, base);
+    // The machine's conditions, read beside the load for summary.json's validity.
+    reporter.sampler = Some(cqlbench_machine::Sampler::start(
+        &ctx.wire.topology.nodes,
+        options.validity.other_cpu,
+    ));
     measure(&ctx, phase, &mut reporter, progress).await
 }
 
@@ -603,6 +608,8 @@ struct Reporter<'a> {
     /// write a measured row a fraction of a millisecond long; its operations are held for the next row.
     measured_since: Instant,
     held_measured: Option<[OpStats; 2]>,
+    /// Reads /proc beside the load; its evidence becomes summary.json's validity at the end.
+    sampler: Option<cqlbench_machine::Sampler>,
 }
 
 impl<'a> Reporter<'a> {
@@ -616,6 +623,7 @@ impl<'a> Reporter<'a> {
             totals: Totals::new(),
             base,
             held_measured: None,
+            sampler: None,
         }
     }
 
@@ -755,12 +763,23 @@ impl<'a> Reporter<'a> {
     }
 
     /// The run's result once every thread has ended, or the failure that stopped it.
-    fn finish(&self, summary: Summary, ended: PhaseEnd) -> Result<RunResult, LoadError> {
+    fn finish(&mut self, mut summary: Summary, ended: PhaseEnd) -> Result<RunResult, LoadError> {
         if let Some(reason) = ended.failure {
             return Err(LoadError::ClientFailed {
                 reason,
                 dir: self.options.out_dir.clone(),
             });
+        }
+        if let Some(sampler) = self.sampler.take() {
+            let from = self.plan.measure_start;
+            let to = from + Duration::from_secs_f64(summary.duration_s.max(0.0));
+            summary.validity = Some(cqlbench_machine::verdict(
+                sampler.finish(from, to),
+                self.options.validity,
+                summary.client.hiccup_ms.p99,
+                self.options.threads,
+            ));
+            self.files.write_summary(&summary)?;
         }
         let table = format_result_table(&summary);
         Ok(RunResult {

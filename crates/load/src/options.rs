@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cqlbench_metrics::LiveMetrics;
+use cqlbench_results::ValidityThresholds;
 
 use crate::cqlmap::{CqlMap, TableOptions};
 use crate::workload::{PartitionGen, Workload};
@@ -119,6 +120,8 @@ pub struct RunOptions {
     pub prometheus: Option<PrometheusOptions>,
     /// The live figures the reporter adds each interval to, when an exporter serves them.
     pub live: Option<LiveMetrics>,
+    /// When the machine's conditions make the result doubtful (`--validity-thresholds`).
+    pub validity: ValidityThresholds,
 }
 
 /// `--prometheus ADDR` with `--prometheus-public` and `--prometheus-linger`.
@@ -172,6 +175,7 @@ impl RunOptions {
             start_at_file: None,
             prometheus: None,
             live: None,
+            validity: ValidityThresholds::default(),
         }
     }
 

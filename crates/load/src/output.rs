@@ -264,5 +264,24 @@ pub fn format_result_table(summary: &Summary) -> String {
             String::new()
         }
     ));
+    if let Some(validity) = &summary.validity {
+        out.push_str(&validity_line(validity));
+    }
     out
+}
+
+/// The verdict on the machine's conditions, as the last line of the table.
+fn validity_line(validity: &cqlbench_results::Validity) -> String {
+    if validity.doubtful {
+        return format!("DOUBTFUL result: {}\n", validity.reasons.join("; "));
+    }
+    match &validity.evidence {
+        Some(e) => format!(
+            "machine quiet while measured: other processes {:.0} % of the CPU, steal {:.0} %, client {:.0} % of a core (summary.json: validity)\n",
+            e.other_cpu * 100.0,
+            e.steal * 100.0,
+            e.client_cpu_cores * 100.0
+        ),
+        None => String::new(),
+    }
 }

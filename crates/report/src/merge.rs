@@ -18,8 +18,8 @@ use std::time::{Duration, SystemTime};
 use cqlbench_results::hlog::{self, new_histogram, HlogFile, HlogKind, HlogWriter};
 use cqlbench_results::{
     round3, ClientSummary, ErrorCounts, IntervalRow, Intervals, MergedClient, OpSummary,
-    Percentiles, PhaseSummary, ResultsError, RunStatus, Summary, WindowP99, INTERVALS_FILE,
-    INTERVAL_COLUMNS, SUMMARY_FILE,
+    Percentiles, PhaseSummary, ResultsError, RunStatus, Summary, Validity, WindowP99,
+    INTERVALS_FILE, INTERVAL_COLUMNS, SUMMARY_FILE,
 };
 use hdrhistogram::Histogram;
 
@@ -485,6 +485,28 @@ fn merged_status(runs: &[ClientRun]) -> (RunStatus, Vec<String>) {
 }
 
 /// The merged summary: the first client's, with every figure of all clients.
+/// Doubtful when any client was, with each client's reasons; the evidence stays in the clients'
+/// own directories (one machine's figures do not add up with another's).
+fn merged_validity(runs: &[ClientRun]) -> Option<Validity> {
+    let judged: Vec<(u64, &Validity)> = runs
+        .iter()
+        .filter_map(|r| Some((r.id, r.summary.validity.as_ref()?)))
+        .collect();
+    if judged.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = judged
+        .iter()
+        .flat_map(|(id, v)| v.reasons.iter().map(move |r| format!("client {id}: {r}")))
+        .collect();
+    Some(Validity {
+        doubtful: judged.iter().any(|(_, v)| v.doubtful),
+        reasons,
+        evidence: None,
+        thresholds: judged[0].1.thresholds,
+    })
+}
+
 fn merged_summary(runs: &[ClientRun], clients: u64, logs: &MergedLogs) -> Summary {
     let first = &runs[0].summary;
     let duration = largest(runs, |s| s.duration_s);
@@ -531,6 +553,7 @@ fn merged_summary(runs: &[ClientRun], clients: u64, logs: &MergedLogs) -> Summar
     summary.failure = (!failures.is_empty()).then(|| failures.join("; "));
     summary.ops = ops;
     summary.client = merged_client(runs);
+    summary.validity = merged_validity(runs);
     summary.warmup = merged_phase(runs, |s| &s.warmup);
     summary.populate = merged_phase(runs, |s| &s.populate);
     summary.clients = clients;
@@ -936,6 +959,33 @@ scheduled_all_ops_s,client_hiccup_max_ms";
 
     fn three(root: &Path) -> Vec<PathBuf> {
         (0..3).map(|id| write_client(root, id, |_| {})).collect()
+    }
+
+    #[test]
+    fn a_merge_is_doubtful_when_a_client_was_and_keeps_its_reasons() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = (0..3)
+            .map(|id| {
+                write_client(root.path(), id, |s| {
+                    s["validity"] = serde_json::json!({"doubtful": id == 1,
+                        "reasons": if id == 1 { vec!["steal time 12 %"] } else { vec![] },
+                        "evidence": {"seconds": 4.0, "cores": 2, "busy_seconds": 0.0, "other_cpu": 0.0,
+                                     "steal": 0.0, "iowait": 0.0, "client_cpu_cores": 0.1,
+                                     "swap_pages_per_s": 0.0, "min_available_mb": 100.0}});
+                })
+            })
+            .collect();
+        let merged = merge_runs(&dirs, &root.path().join("merged")).unwrap();
+        let validity = merged.summary.validity.unwrap();
+        assert!(validity.doubtful);
+        assert_eq!(validity.reasons, ["client 1: steal time 12 %"]);
+        assert!(
+            validity.evidence.is_none(),
+            "one machine's evidence is not the merge's"
+        );
+        let quiet = three(&root.path().join("quiet"));
+        let merged = merge_runs(&quiet, &root.path().join("quiet-merged")).unwrap();
+        assert!(merged.summary.validity.is_none());
     }
 
     #[test]

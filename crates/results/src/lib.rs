@@ -51,8 +51,9 @@ pub use node::{
 pub use slow_ops::{read_slow_ops, SlowOp, SLOW_OPS_FILE, SLOW_OP_COLUMNS};
 pub use summary::{
     failures_suffix, rate_kept, rate_note, round3, Brief, ClientSummary, ErrorCounts, ErrorKind,
-    MergedClient, OpSummary, Percentiles, PhaseSummary, RunStatus, Settings, Stopping, Summary,
-    Validity, WindowP99, SUMMARY_FILE,
+    Evidence, EvidenceSecond, MergedClient, NodeProcess, OpSummary, Percentiles, PhaseSummary,
+    ProcessCpu, RunStatus, Settings, Stopping, Summary, Validity, ValidityThresholds, WindowP99,
+    SUMMARY_FILE,
 };
 pub use version::FORMAT_VERSION;
 

@@ -454,6 +454,103 @@ pub struct Validity {
     /// One short sentence per reason for doubt.
     #[serde(default)]
     pub reasons: Vec<String>,
+    /// The figures the verdict comes from, sampled over the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// The limits the verdict applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<ValidityThresholds>,
+}
+
+/// When a run is doubtful (`--validity-thresholds`, a plan's `[validity]`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ValidityThresholds {
+    /// A second is busy when processes that are neither the cluster's nodes nor the client used at
+    /// least this share of all cores.
+    pub other_cpu: f64,
+    /// Doubtful when busy seconds are at least this share of the window.
+    pub busy_share: f64,
+    /// Doubtful when the hypervisor stole at least this share of the CPU over the window.
+    pub steal: f64,
+    /// Doubtful when the client used at least this share of its load threads' cores over the window.
+    pub client_cpu: f64,
+    /// Doubtful when the client's own send lateness p99 reaches this (ms).
+    pub lateness_p99_ms: f64,
+    /// Doubtful when pages were swapped in or out at this rate or more over the window.
+    pub swap_pages_per_s: f64,
+}
+
+impl Default for ValidityThresholds {
+    fn default() -> Self {
+        ValidityThresholds {
+            other_cpu: 0.25,
+            busy_share: 0.15,
+            steal: 0.05,
+            client_cpu: 0.9,
+            lateness_p99_ms: 5.0,
+            swap_pages_per_s: 1.0,
+        }
+    }
+}
+
+/// What the machine did during the measured window, second by second (from `/proc`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Seconds of the window the samples cover.
+    pub seconds: f64,
+    pub cores: u32,
+    /// Busy seconds: other processes at or above the threshold's share of all cores.
+    pub busy_seconds: f64,
+    /// Means over the window: shares of all cores (other processes, steal, iowait), the client's CPU in
+    /// cores, swap pages per second.
+    pub other_cpu: f64,
+    pub steal: f64,
+    pub iowait: f64,
+    pub client_cpu_cores: f64,
+    pub swap_pages_per_s: f64,
+    /// The least memory available during the window (MiB).
+    pub min_available_mb: f64,
+    /// The other processes that used the most CPU in the window.
+    #[serde(default)]
+    pub top_other: Vec<ProcessCpu>,
+    /// The cluster's nodes found on this machine (processes listening on a node's CQL address).
+    #[serde(default)]
+    pub nodes: Vec<NodeProcess>,
+    #[serde(default)]
+    pub per_second: Vec<EvidenceSecond>,
+}
+
+/// A process's CPU over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessCpu {
+    pub pid: i32,
+    pub name: String,
+    pub cpu_s: f64,
+}
+
+/// A node of the cluster that runs on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeProcess {
+    pub address: String,
+    pub pid: i32,
+    /// Its CPU over the window (s).
+    pub cpu_s: f64,
+}
+
+/// One sampling interval; `t` is its end, in seconds from the measured start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceSecond {
+    pub t: f64,
+    pub other_cpu: f64,
+    pub steal: f64,
+    pub iowait: f64,
+    pub client_cpu_cores: f64,
+    pub available_mb: f64,
+    pub swap_pages_per_s: f64,
+    /// Each node's CPU in cores, in the order of `nodes`.
+    #[serde(default)]
+    pub node_cpu_cores: Vec<f64>,
 }
 
 /// One client of a merge (`merged_from`).

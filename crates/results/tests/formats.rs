@@ -118,6 +118,29 @@ fn full_summary() -> Summary {
         validity: Some(Validity {
             doubtful: true,
             reasons: vec!["steal time 12 %".into()],
+            evidence: Some(Evidence {
+                seconds: 2.0,
+                cores: 2,
+                steal: 0.12,
+                top_other: vec![ProcessCpu {
+                    pid: 7,
+                    name: "stress".into(),
+                    cpu_s: 1.5,
+                }],
+                nodes: vec![NodeProcess {
+                    address: "127.0.0.1:9042".into(),
+                    pid: 9,
+                    cpu_s: 0.8,
+                }],
+                per_second: vec![EvidenceSecond {
+                    t: 1.0,
+                    steal: 0.12,
+                    node_cpu_cores: vec![0.4],
+                    ..EvidenceSecond::default()
+                }],
+                ..Evidence::default()
+            }),
+            thresholds: Some(ValidityThresholds::default()),
         }),
     }
 }
