@@ -67,8 +67,9 @@ struct State {
     /// An interval is busy (its processes are named) from this share of all cores.
     busy_from: f64,
     last: Option<Reading>,
-    /// The last full process scan, when it was taken at the last reading.
-    last_scan: Option<HashMap<i32, ProcessTicks>>,
+    /// The last process scan (at the start, then in each busy interval), and when it was taken.
+    last_scan: HashMap<i32, ProcessTicks>,
+    scanned_at_uptime_ticks: f64,
 }
 
 fn cores() -> u32 {
@@ -120,9 +121,8 @@ impl State {
         let other_ticks = busy.saturating_sub(client + nodes.iter().sum::<u64>());
         let other = other_ticks as f64 / total;
         let top = if other >= self.busy_from {
-            self.name_the_busy(last.uptime_ticks)
+            self.name_the_busy(now.uptime_ticks)
         } else {
-            self.last_scan = None;
             Vec::new()
         };
         Some(Interval {
@@ -140,21 +140,17 @@ impl State {
         })
     }
 
-    /// The other processes' CPU in a busy interval: against the last scan when there is one, and
-    /// processes started since the last reading with all they used.
-    fn name_the_busy(&mut self, since_uptime_ticks: f64) -> Vec<(i32, String, f64)> {
-        let own = std::process::id() as i32;
-        let scan: HashMap<i32, ProcessTicks> = procfs::processes()
-            .into_iter()
-            .filter(|p| p.pid != own && !self.node_pids.contains(&p.pid))
-            .map(|p| (p.pid, p))
-            .collect();
+    /// The other processes' CPU since the last process scan (the last busy interval, or the start):
+    /// against that scan, and all of it for processes started since. A busy interval after quiet
+    /// ones so also counts what they used while it was quiet, which is little by definition.
+    fn name_the_busy(&mut self, now_uptime_ticks: f64) -> Vec<(i32, String, f64)> {
+        let scan = self.scan();
         let mut used: Vec<(i32, String, f64)> = scan
             .values()
             .filter_map(|p| {
-                let before = match self.last_scan.as_ref().and_then(|s| s.get(&p.pid)) {
+                let before = match self.last_scan.get(&p.pid) {
                     Some(old) if old.start == p.start => old.cpu,
-                    _ if p.start as f64 >= since_uptime_ticks => 0,
+                    _ if p.start as f64 >= self.scanned_at_uptime_ticks => 0,
                     _ => return None,
                 };
                 let ticks = p.cpu.saturating_sub(before);
@@ -163,8 +159,19 @@ impl State {
             .collect();
         used.sort_by(|a, b| b.2.total_cmp(&a.2));
         used.truncate(TOP_PER_INTERVAL);
-        self.last_scan = Some(scan);
+        self.last_scan = scan;
+        self.scanned_at_uptime_ticks = now_uptime_ticks;
         used
+    }
+
+    /// Every process but the client and the nodes.
+    fn scan(&self) -> HashMap<i32, ProcessTicks> {
+        let own = std::process::id() as i32;
+        procfs::processes()
+            .into_iter()
+            .filter(|p| p.pid != own && !self.node_pids.contains(&p.pid))
+            .map(|p| (p.pid, p))
+            .collect()
     }
 }
 
@@ -183,8 +190,11 @@ impl Sampler {
             node_pids: nodes.iter().map(|(_, pid)| *pid).collect(),
             busy_from,
             last: None,
-            last_scan: None,
+            last_scan: HashMap::new(),
+            scanned_at_uptime_ticks: 0.0,
         };
+        state.last_scan = state.scan();
+        state.scanned_at_uptime_ticks = procfs::uptime_s().unwrap_or(0.0) * state.ticks_per_s;
         let (stop_flag, store) = (stop.clone(), shared.clone());
         let thread = std::thread::Builder::new()
             .name("cqlbench-machine".into())
@@ -259,7 +269,8 @@ fn mean(intervals: &[&Interval], value: impl Fn(&Interval) -> f64) -> f64 {
 
 fn round(value: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
-    (value * scale).round() / scale
+    // + 0.0: an empty sum is -0.0, which would print as such.
+    (value * scale).round() / scale + 0.0
 }
 
 fn evidence(
