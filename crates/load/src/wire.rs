@@ -68,9 +68,15 @@ pub struct Pending {
     /// A reply after this is a timeout, however it reads.
     pub deadline: Instant,
     pub slot_limited: bool,
-    /// Already re-sent once after an UNPREPARED answer (a second one fails the operation).
-    pub reprepared: bool,
+    /// Times re-sent after an UNPREPARED answer. A server may forget a statement again right after
+    /// it was prepared anew (a schema change evicts the statements of its table after the new table
+    /// is visible, so a PREPARE in between is evicted too); after [`MAX_REPREPARES`] it fails.
+    pub reprepares: u8,
 }
+
+/// Re-prepares of one operation before an UNPREPARED answer fails it (a bound, so that a server that
+/// never keeps the statement cannot hold an operation forever).
+pub const MAX_REPREPARES: u8 = 3;
 
 impl Pending {
     fn complete(self, done: Instant, error: Option<ErrorKind>, node: u16) -> Completion {
@@ -243,7 +249,7 @@ impl Conn {
             }
             match slot.state {
                 SlotState::Busy(mut pending) => {
-                    pending.reprepared = true;
+                    pending.reprepares += 1;
                     slot.state = SlotState::Busy(pending);
                     replace_execute_id(&mut slot.request, &self.ids[op.index()]);
                     self.out.extend_from_slice(&slot.request);
@@ -371,7 +377,9 @@ impl Conn {
             let id = id as u16;
             match state {
                 SlotState::Busy(pending) => {
-                    if outcome == Some(ErrorClass::Unprepared) && !pending.reprepared {
+                    if outcome == Some(ErrorClass::Unprepared)
+                        && pending.reprepares < MAX_REPREPARES
+                    {
                         self.await_prepare(id, pending.op, statements, completed);
                         continue;
                     }
@@ -793,7 +801,7 @@ where
             sent: now,
             deadline: now + self.config.request_timeout,
             slot_limited,
-            reprepared: false,
+            reprepares: 0,
         };
         self.tally.concurrency_limited += u64::from(slot_limited);
         let bind = &mut self.bind;
@@ -1240,7 +1248,7 @@ mod tests {
             sent: t0,
             deadline: t0 + timeout,
             slot_limited: false,
-            reprepared: false,
+            reprepares: 0,
         };
         let mut conn = Conn::new(0, None);
         for _ in 0..3 {
@@ -1290,6 +1298,76 @@ mod tests {
         );
     }
 
+    /// An ERROR body: UNPREPARED for the statement `id`.
+    fn unprepared_error(id: &[u8]) -> Vec<u8> {
+        let mut body = 0x2500i32.to_be_bytes().to_vec();
+        cql::frame::put_string(&mut body, "unknown prepared statement");
+        body.extend_from_slice(&(id.len() as u16).to_be_bytes());
+        body.extend_from_slice(id);
+        body
+    }
+
+    /// A RESULT body: the statement prepared under `id` (no bound columns, one key column).
+    fn prepared_result(id: &[u8]) -> Vec<u8> {
+        let mut body = 4i32.to_be_bytes().to_vec();
+        body.extend_from_slice(&(id.len() as u16).to_be_bytes());
+        body.extend_from_slice(id);
+        for n in [0i32, 1, 1] {
+            body.extend_from_slice(&n.to_be_bytes()); // flags, columns, partition-key count
+        }
+        body.extend_from_slice(&0u16.to_be_bytes());
+        body
+    }
+
+    /// A schema change can evict a statement again right after it was prepared anew: the operation
+    /// is prepared again each time, up to the bound, and fails only after it.
+    #[test]
+    fn an_operation_forgotten_again_is_prepared_again_up_to_the_bound() {
+        let t0 = Instant::now();
+        let at = |n: u64| t0 + Duration::from_millis(n);
+        let pending = Pending {
+            op: OpType::Read,
+            intended: Some(t0),
+            sent: t0,
+            deadline: at(1000),
+            slot_limited: false,
+            reprepares: 0,
+        };
+        let mut conn = Conn::new(0, None);
+        conn.ids[OpType::Read.index()] = b"old".to_vec();
+        assert!(conn.start(&execute(b"old"), pending));
+        conn.out.clear();
+        let mut completed = Vec::new();
+        for round in 0..u64::from(MAX_REPREPARES) {
+            arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
+            conn.parse(at(10 * round + 1), &statements(), &mut completed)
+                .unwrap();
+            assert!(completed.is_empty(), "UNPREPARED number {}", round + 1);
+            let prepare = parse_header(&conn.out).unwrap();
+            assert_eq!(prepare.opcode, Opcode::Prepare as u8);
+            conn.out.clear();
+            arrive(
+                &mut conn,
+                prepare.stream as u16,
+                Opcode::Result,
+                &prepared_result(b"old"),
+            );
+            conn.parse(at(10 * round + 2), &statements(), &mut completed)
+                .unwrap();
+            assert_eq!(
+                parse_header(&conn.out).unwrap().opcode,
+                Opcode::Execute as u8
+            );
+            conn.out.clear();
+        }
+        arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
+        conn.parse(at(100), &statements(), &mut completed).unwrap();
+        assert_eq!(completed.len(), 1);
+        assert_eq!(completed[0].error, Some(ErrorKind::Other));
+        assert_eq!(conn.reprepared, u64::from(MAX_REPREPARES));
+        assert_eq!(conn.live, 0);
+    }
+
     #[test]
     fn a_reprepared_operation_keeps_its_first_send_and_its_deadline() {
         let t0 = Instant::now();
@@ -1300,7 +1378,7 @@ mod tests {
             sent: t0 + ms(1),
             deadline: t0 + ms(1) + ms(100),
             slot_limited: false,
-            reprepared: false,
+            reprepares: 0,
         };
         let mut conn = Conn::new(0, None);
         conn.ids[OpType::Read.index()] = b"old".to_vec();
@@ -1314,10 +1392,7 @@ mod tests {
         conn.out.clear(); // flushed
         let mut completed = Vec::new();
         // At 5 ms both come back UNPREPARED: they wait, and one PREPARE goes out for both.
-        let mut unprepared = 0x2500i32.to_be_bytes().to_vec();
-        cql::frame::put_string(&mut unprepared, "unknown prepared statement");
-        unprepared.extend_from_slice(&3u16.to_be_bytes());
-        unprepared.extend_from_slice(b"old");
+        let unprepared = unprepared_error(b"old");
         arrive(&mut conn, 0, Opcode::Error, &unprepared);
         arrive(&mut conn, 1, Opcode::Error, &unprepared);
         conn.parse(t0 + ms(5), &statements(), &mut completed)
@@ -1332,13 +1407,7 @@ mod tests {
         conn.out.clear();
         // At 7 ms the statement is prepared again under a new id: both EXECUTEs are re-sent with it
         // under their own stream ids.
-        let mut prepared = 4i32.to_be_bytes().to_vec();
-        prepared.extend_from_slice(&3u16.to_be_bytes());
-        prepared.extend_from_slice(b"new");
-        for n in [0i32, 1, 1] {
-            prepared.extend_from_slice(&n.to_be_bytes()); // flags, columns, partition-key count
-        }
-        prepared.extend_from_slice(&0u16.to_be_bytes());
+        let prepared = prepared_result(b"new");
         arrive(&mut conn, prepare_stream, Opcode::Result, &prepared);
         conn.parse(t0 + ms(7), &statements(), &mut completed)
             .unwrap();
