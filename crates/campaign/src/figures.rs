@@ -45,16 +45,6 @@ struct CpuReading {
     vm_thread_s: f64,
 }
 
-fn clock_ticks_per_s() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 {
-        ticks as f64
-    } else {
-        100.0
-    }
-}
-
 /// utime + stime (fields 14 and 15) of a `/proc/.../stat` file, in clock ticks.
 fn stat_ticks(path: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;
@@ -108,7 +98,7 @@ impl CpuSampler {
         let samples = Arc::new(Mutex::new(vec![Vec::new(); pids.len()]));
         let (stop_flag, store, sampled) = (stop.clone(), samples.clone(), pids.clone());
         let thread = std::thread::spawn(move || {
-            let ticks = clock_ticks_per_s();
+            let ticks = cqlbench_machine::clock_ticks_per_s();
             loop {
                 let readings: Vec<Option<CpuReading>> =
                     sampled.iter().map(|pid| read_cpu(*pid, ticks)).collect();
@@ -144,7 +134,7 @@ impl CpuSampler {
             let _ = thread.join();
         }
         let mut samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
-        let ticks = clock_ticks_per_s();
+        let ticks = cqlbench_machine::clock_ticks_per_s();
         for (node, pid) in samples.iter_mut().zip(&self.pids) {
             node.extend(read_cpu(*pid, ticks));
         }
@@ -404,7 +394,8 @@ mod tests {
         // and has stopped); `finish` must not report the window's CPU as missing for want of a
         // reading after its end.
         let pid = std::process::id() as i32;
-        let before = read_cpu(pid, clock_ticks_per_s()).expect("this process's /proc");
+        let before =
+            read_cpu(pid, cqlbench_machine::clock_ticks_per_s()).expect("this process's /proc");
         let busy_until = std::time::Instant::now() + Duration::from_millis(30);
         while std::time::Instant::now() < busy_until {
             std::hint::black_box(0u64);

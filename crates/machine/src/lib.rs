@@ -10,6 +10,6 @@ mod procfs;
 mod sampler;
 mod verdict;
 
-pub use procfs::pids_listening_on;
+pub use procfs::{clock_ticks_per_s, pids_listening_on};
 pub use sampler::Sampler;
 pub use verdict::{parse_thresholds, set_threshold, verdict, ThresholdError, THRESHOLD_NAMES};

@@ -228,11 +228,7 @@ impl Sampler {
     /// Stops sampling; the evidence of the intervals that lie (mostly) in `from..to`, with times
     /// counted from `from`.
     pub fn finish(mut self, from: Instant, to: Instant) -> Evidence {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
+        self.stop_thread();
         let intervals = self
             .shared
             .lock()
@@ -249,13 +245,20 @@ impl Sampler {
     }
 }
 
-impl Drop for Sampler {
-    fn drop(&mut self) {
+impl Sampler {
+    /// Wakes the thread to take its last reading, and waits for it.
+    fn stop_thread(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             thread.thread().unpark();
             let _ = thread.join();
         }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop_thread();
     }
 }
 
