@@ -91,6 +91,45 @@ fn node_pid(node: &TestNode) -> i64 {
     i64::from(state.nodes[0].pid.expect("the node's PID"))
 }
 
+/// Nothing but the node and the client ran, so no second is busy and the result is trusted, unless
+/// the hypervisor itself stole time or delayed the client: such a reason must then be what the
+/// evidence shows (steal or lateness at its threshold), never "other processes".
+fn assert_quiet_or_only_the_hypervisor(validity: &Value, stdout: &str) {
+    let evidence = &validity["evidence"];
+    assert_eq!(evidence["busy_seconds"].as_f64(), Some(0.0), "{evidence}");
+    if validity["doubtful"] == false {
+        assert!(stdout.contains("machine quiet while measured"), "{stdout}");
+        return;
+    }
+    let thresholds = &validity["thresholds"];
+    for reason in validity["reasons"].as_array().unwrap() {
+        let reason = reason.as_str().unwrap();
+        let backed = if reason.starts_with("steal time") {
+            evidence["steal"].as_f64() >= thresholds["steal"].as_f64()
+        } else {
+            reason.starts_with("client lateness p99")
+        };
+        assert!(backed, "a quiet run doubtful for '{reason}': {validity}");
+    }
+    eprintln!(
+        "the quiet run was doubtful for the hypervisor's sake: {}",
+        validity["reasons"]
+    );
+}
+
+/// The other processes' CPU (s) over the window, from the per-second shares of all cores.
+fn other_cpu_seconds(evidence: &Value) -> f64 {
+    let cores = evidence["cores"].as_f64().unwrap();
+    let mut previous = 0.0;
+    let mut total = 0.0;
+    for second in evidence["per_second"].as_array().unwrap() {
+        let t = second["t"].as_f64().unwrap();
+        total += second["other_cpu"].as_f64().unwrap() * cores * (t - previous);
+        previous = t;
+    }
+    total
+}
+
 #[test]
 fn a_quiet_run_is_trusted_and_one_beside_a_busy_process_is_doubtful() {
     let node = TestNode::start("load-validity", NODE_ADDRESS);
@@ -101,8 +140,7 @@ fn a_quiet_run_is_trusted_and_one_beside_a_busy_process_is_doubtful() {
     let validity = &quiet["validity"];
     let evidence = &validity["evidence"];
     eprintln!("quiet run: {validity}");
-    assert_eq!(validity["doubtful"], false, "{validity}");
-    assert!(stdout.contains("machine quiet while measured"), "{stdout}");
+    assert_quiet_or_only_the_hypervisor(validity, &stdout);
     assert!(evidence["seconds"].as_f64().unwrap() >= 18.0, "{evidence}");
     assert!(
         evidence["per_second"].as_array().unwrap().len() >= 18,
@@ -143,8 +181,18 @@ fn a_quiet_run_is_trusted_and_one_beside_a_busy_process_is_doubtful() {
         stdout.contains("DOUBTFUL result: other processes used"),
         "{stdout}"
     );
+    // Every second of its 10 is busy: beside the node on 2 cores a busy loop gets 0.45-0.8 of a
+    // core, above the default 0.3 core (other-cpu 0.15); its first and last seconds may be partial.
     let busy_seconds = evidence["busy_seconds"].as_f64().unwrap();
-    assert!((8.0..=13.0).contains(&busy_seconds), "{evidence}");
+    assert!((8.0..=12.0).contains(&busy_seconds), "{evidence}");
+    // The seconds' other CPU adds up to what python3 used (its last moments counted through the
+    // test, which reaps it) and the little the machine's own daemons use.
+    let other_cpu_s = other_cpu_seconds(evidence);
+    eprintln!("other CPU over the window: {other_cpu_s:.2} s; python3: {python_cpu_s:.2} s");
+    assert!(
+        other_cpu_s >= python_cpu_s - 1.2 && other_cpu_s <= python_cpu_s + 1.0,
+        "other CPU {other_cpu_s} s, python3's own /proc {python_cpu_s} s: {evidence}"
+    );
     let top = &evidence["top_other"].as_array().unwrap()[0];
     assert_eq!(top["name"], "python3", "{evidence}");
     // What python3 itself says it used, less at most its last second (it ends between two readings).

@@ -88,7 +88,7 @@ Is the result trustworthy? (summary.json's validity):
   client's own CPU, available memory and swap traffic. Over the measured window they become
   validity.evidence (means, the busiest other processes, each local node's CPU, and the figures
   second by second); validity.doubtful is true, with one sentence per reason, when other
-  processes used >= 25 % of all cores for >= 15 % of the window, steal reached 5 %, the client
+  processes used >= 15 % of all cores for >= 15 % of the window, steal reached 5 %, the client
   used >= 90 % of its load threads' cores, its send lateness p99 reached 5 ms, or pages were
   swapped (--validity-thresholds changes the limits). The terminal says so after the table.
 
@@ -286,7 +286,7 @@ pub struct RunArgs {
     pub prometheus_linger: String,
 
     /// When the result is doubtful, as NAME=VALUE,...: other-cpu (share of all cores that makes a second
-    /// busy, 0.25), busy-share (of the window, 0.15), steal (0.05), client-cpu (of the load threads'
+    /// busy, 0.15), busy-share (of the window, 0.15), steal (0.05), client-cpu (of the load threads'
     /// cores, 0.9), lateness-p99-ms (5), swap-pages-per-s (1)
     #[arg(long = "validity-thresholds", value_name = "LIST")]
     pub validity_thresholds: Option<String>,

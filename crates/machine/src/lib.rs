@@ -6,6 +6,7 @@
 //! started by any tool counts as the cluster), and the others. [`verdict`] turns the window's samples
 //! into `summary.json`'s `validity`: doubtful or not, with one sentence per reason.
 
+mod accounting;
 mod procfs;
 mod sampler;
 mod verdict;

@@ -43,12 +43,15 @@ pub fn parse_machine_cpu(stat: &str) -> Option<MachineCpu> {
     })
 }
 
-/// One process: its name, CPU (utime + stime) and start (ticks since boot).
+/// One process: its name, parent, CPU (utime + stime), its reaped children's CPU (cutime + cstime)
+/// and start (ticks since boot).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessTicks {
     pub pid: i32,
     pub name: String,
+    pub ppid: i32,
     pub cpu: u64,
+    pub children: u64,
     pub start: u64,
 }
 
@@ -58,12 +61,14 @@ pub fn parse_process(pid: i32, stat: &str) -> Option<ProcessTicks> {
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?.to_string();
     let fields: Vec<&str> = stat.get(close + 2..)?.split_whitespace().collect();
-    // Fields from 3 (state) on: utime 14, stime 15, starttime 22.
+    // Fields from 3 (state) on: ppid 4, utime 14, stime 15, cutime 16, cstime 17, starttime 22.
     let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
     Some(ProcessTicks {
         pid,
         name,
+        ppid: fields.get(1)?.parse().ok()?,
         cpu: field(14)? + field(15)?,
+        children: field(16)? + field(17)?,
         start: field(22)?,
     })
 }
@@ -98,12 +103,6 @@ pub fn parse_swap_pages(vmstat: &str) -> Option<u64> {
         line.split_whitespace().nth(1)?.parse().ok()
     };
     Some(value("pswpin")? + value("pswpout")?)
-}
-
-/// Seconds since boot (`/proc/uptime`), the clock of a process's start time.
-pub fn uptime_s() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/uptime").ok()?;
-    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Socket inodes listening on one of `addrs` (`/proc/net/tcp{,6}`, state 0A), with the address.
@@ -212,11 +211,11 @@ mod tests {
 
     #[test]
     fn a_process_name_may_hold_spaces_and_parentheses() {
-        let stat = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 12345 0 0";
+        let stat = "4242 (my (odd) name) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 3 0 12345 0 0";
         let p = parse_process(4242, stat).unwrap();
         assert_eq!(
-            (p.name.as_str(), p.cpu, p.start),
-            ("my (odd) name", 300, 12345)
+            (p.name.as_str(), p.ppid, p.cpu, p.children, p.start),
+            ("my (odd) name", 17, 300, 10, 12345)
         );
     }
 

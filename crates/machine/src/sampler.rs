@@ -10,22 +10,21 @@ use std::time::{Duration, Instant};
 
 use cqlbench_results::{Evidence, EvidenceSecond, NodeProcess, ProcessCpu};
 
-use crate::procfs::{self, MachineCpu, ProcessTicks};
+use crate::accounting::{self, Debts, Scan};
+use crate::procfs::{self, MachineCpu};
 
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
-/// Processes named per busy interval (the window's top ones are summed from these).
+/// Processes named per interval (the window's top ones are summed from these).
 const TOP_PER_INTERVAL: usize = 8;
 /// Processes named in the evidence.
 const TOP_IN_EVIDENCE: usize = 5;
 
-/// One reading of the counters that are cheap to read (a handful of files).
+/// One reading: the machine's counters and every process's.
 #[derive(Debug, Clone)]
 struct Reading {
     at: Instant,
-    uptime_ticks: f64,
     machine: MachineCpu,
-    client: u64,
-    nodes: Vec<Option<u64>>,
+    processes: Scan,
     available_mb: f64,
     swap_pages: u64,
 }
@@ -43,7 +42,7 @@ struct Interval {
     node_cores: Vec<f64>,
     available_mb: f64,
     swap_pages_per_s: f64,
-    /// In a busy interval: the other processes that used the most CPU (pid, name, seconds).
+    /// The other processes that used the most CPU (pid, name, seconds).
     top: Vec<(i32, String, f64)>,
 }
 
@@ -63,22 +62,15 @@ pub struct Sampler {
 
 struct State {
     ticks_per_s: f64,
+    cores: u32,
+    client_pid: i32,
     node_pids: Vec<i32>,
-    /// An interval is busy (its processes are named) from this share of all cores.
-    busy_from: f64,
     last: Option<Reading>,
-    /// The last process scan (at the start, then in each busy interval), and when it was taken.
-    last_scan: HashMap<i32, ProcessTicks>,
-    scanned_at_uptime_ticks: f64,
+    debts: Debts,
 }
 
 fn cores() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-}
-
-fn process_ticks(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    Some(procfs::parse_process(pid, &stat)?.cpu)
 }
 
 impl State {
@@ -88,13 +80,10 @@ impl State {
         let vmstat = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
         Some(Reading {
             at: Instant::now(),
-            uptime_ticks: procfs::uptime_s().unwrap_or(0.0) * self.ticks_per_s,
             machine: procfs::parse_machine_cpu(&stat)?,
-            client: process_ticks(std::process::id() as i32).unwrap_or(0),
-            nodes: self
-                .node_pids
-                .iter()
-                .map(|pid| process_ticks(*pid))
+            processes: procfs::processes()
+                .into_iter()
+                .map(|p| (p.pid, p))
                 .collect(),
             available_mb: procfs::parse_available_mb(&meminfo).unwrap_or(0.0),
             swap_pages: procfs::parse_swap_pages(&vmstat).unwrap_or(0),
@@ -106,78 +95,40 @@ impl State {
         let now = self.read()?;
         let last = self.last.replace(now.clone())?;
         let seconds = now.at.saturating_duration_since(last.at).as_secs_f64();
-        let total = now.machine.total.saturating_sub(last.machine.total).max(1) as f64;
-        let share = |a: u64, b: u64| a.saturating_sub(b) as f64 / total;
         let ticks_per_s = self.ticks_per_s;
         let cores_of = |ticks: u64| ticks as f64 / ticks_per_s / seconds.max(1e-3);
-        let client = now.client.saturating_sub(last.client);
-        let nodes: Vec<u64> = now
-            .nodes
-            .iter()
-            .zip(&last.nodes)
-            .map(|(a, b)| a.zip(*b).map_or(0, |(a, b)| a.saturating_sub(b)))
-            .collect();
-        let busy = now.machine.busy.saturating_sub(last.machine.busy);
-        let other_ticks = busy.saturating_sub(client + nodes.iter().sum::<u64>());
-        let other = other_ticks as f64 / total;
-        let top = if other >= self.busy_from {
-            self.name_the_busy(now.uptime_ticks)
-        } else {
-            Vec::new()
-        };
+        let (client_pid, node_pids) = (self.client_pid, &self.node_pids);
+        let usage = accounting::usage(&last.processes, &now.processes, &mut self.debts, |pid| {
+            pid == client_pid || node_pids.contains(&pid)
+        });
+        let own = |pid: &i32| usage.own.get(pid).copied().unwrap_or(0);
+        // Steal and iowait are the machine's alone: shares of its own tick totals.
+        let total = now.machine.total.saturating_sub(last.machine.total).max(1) as f64;
+        let share = |a: u64, b: u64| a.saturating_sub(b) as f64 / total;
         Some(Interval {
             end: now.at,
             seconds,
-            other,
+            other: cores_of(usage.other) / f64::from(self.cores),
             steal: share(now.machine.steal, last.machine.steal),
             iowait: share(now.machine.iowait, last.machine.iowait),
-            client_cores: cores_of(client),
-            node_cores: nodes.iter().map(|n| cores_of(*n)).collect(),
+            client_cores: cores_of(own(&client_pid)),
+            node_cores: node_pids.iter().map(|pid| cores_of(own(pid))).collect(),
             available_mb: now.available_mb,
             swap_pages_per_s: now.swap_pages.saturating_sub(last.swap_pages) as f64
                 / seconds.max(1e-3),
-            top,
+            top: usage
+                .by_process
+                .into_iter()
+                .take(TOP_PER_INTERVAL)
+                .map(|(pid, name, ticks)| (pid, name, ticks as f64 / ticks_per_s))
+                .collect(),
         })
-    }
-
-    /// The other processes' CPU since the last process scan (the last busy interval, or the start):
-    /// against that scan, and all of it for processes started since. A busy interval after quiet
-    /// ones so also counts what they used while it was quiet, which is little by definition.
-    fn name_the_busy(&mut self, now_uptime_ticks: f64) -> Vec<(i32, String, f64)> {
-        let scan = self.scan();
-        let mut used: Vec<(i32, String, f64)> = scan
-            .values()
-            .filter_map(|p| {
-                let before = match self.last_scan.get(&p.pid) {
-                    Some(old) if old.start == p.start => old.cpu,
-                    _ if p.start as f64 >= self.scanned_at_uptime_ticks => 0,
-                    _ => return None,
-                };
-                let ticks = p.cpu.saturating_sub(before);
-                (ticks > 0).then(|| (p.pid, p.name.clone(), ticks as f64 / self.ticks_per_s))
-            })
-            .collect();
-        used.sort_by(|a, b| b.2.total_cmp(&a.2));
-        used.truncate(TOP_PER_INTERVAL);
-        self.last_scan = scan;
-        self.scanned_at_uptime_ticks = now_uptime_ticks;
-        used
-    }
-
-    /// Every process but the client and the nodes.
-    fn scan(&self) -> HashMap<i32, ProcessTicks> {
-        let own = std::process::id() as i32;
-        procfs::processes()
-            .into_iter()
-            .filter(|p| p.pid != own && !self.node_pids.contains(&p.pid))
-            .map(|p| (p.pid, p))
-            .collect()
     }
 }
 
 impl Sampler {
     /// Starts sampling. The processes listening on `node_addrs` are the cluster's nodes; an interval
-    /// in which other processes use `busy_from` of all cores or more gets its processes named.
+    /// in which other processes use `busy_from` of all cores or more is busy.
     pub fn start(node_addrs: &[SocketAddr], busy_from: f64) -> Sampler {
         let nodes = procfs::pids_listening_on(node_addrs);
         let cores = cores();
@@ -187,14 +138,12 @@ impl Sampler {
         }));
         let mut state = State {
             ticks_per_s: procfs::clock_ticks_per_s(),
+            cores,
+            client_pid: std::process::id() as i32,
             node_pids: nodes.iter().map(|(_, pid)| *pid).collect(),
-            busy_from,
             last: None,
-            last_scan: HashMap::new(),
-            scanned_at_uptime_ticks: 0.0,
+            debts: Debts::default(),
         };
-        state.last_scan = state.scan();
-        state.scanned_at_uptime_ticks = procfs::uptime_s().unwrap_or(0.0) * state.ticks_per_s;
         let (stop_flag, store) = (stop.clone(), shared.clone());
         let thread = std::thread::Builder::new()
             .name("cqlbench-machine".into())

@@ -55,7 +55,7 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   probes = 5
 
   [validity]                  # when a cell is doubtful (summary.json validity; `cqlbench run --help`):
-  other-cpu = 0.25            # a second is busy when other processes use this share of all cores,
+  other-cpu = 0.15            # a second is busy when other processes use this share of all cores,
   busy-share = 0.15           # doubtful when busy seconds reach this share of the window; also
   steal = 0.05                # steal time, client-cpu (0.9 of its load threads' cores),
                               # lateness-p99-ms (5) and swap-pages-per-s (1)
