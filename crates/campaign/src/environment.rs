@@ -3,69 +3,10 @@
 use std::path::Path;
 
 use cqlbench_cluster::Home;
-use cqlbench_results::{DiskRecord, Disks, Environment, EnvironmentConfig, FoundJdk};
+use cqlbench_machine::facts::{cpu_model, disk_of, kernel, kernel_build, meminfo_kib};
+use cqlbench_results::{Disks, Environment, EnvironmentConfig, FoundJdk};
 
 use crate::plan::Plan;
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
-fn cpu_model() -> Option<String> {
-    read("/proc/cpuinfo")
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-}
-
-fn meminfo_kib(key: &str) -> Option<u64> {
-    read("/proc/meminfo")
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// The mount holding `path` (longest mount point that prefixes it), with its device and whether the
-/// device says it is rotational.
-fn disk_of(path: &Path) -> Option<DiskRecord> {
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mounts = read("/proc/mounts");
-    let best = mounts
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            Some((f.next()?, f.next()?, f.next()?))
-        })
-        .filter(|(_, mount, _)| path.starts_with(mount))
-        .max_by_key(|(_, mount, _)| mount.len());
-    let (device, mount, fstype) = best?;
-    let block = device.trim_start_matches("/dev/");
-    let base: String = block
-        .trim_end_matches(|c: char| c.is_ascii_digit())
-        .to_string();
-    let rotational = [block, base.as_str()]
-        .iter()
-        .map(|b| read(&format!("/sys/block/{b}/queue/rotational")))
-        .find(|v| !v.is_empty())
-        .map(|v| v.trim() == "1");
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    let c_path = std::ffi::CString::new(mount).unwrap_or_default();
-    // SAFETY: c_path is a valid C string and stat a properly sized output buffer.
-    let ok = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } == 0;
-    Some(DiskRecord {
-        path: path.clone(),
-        device: device.to_string(),
-        mount: mount.to_string(),
-        filesystem: fstype.to_string(),
-        rotational,
-        size_bytes: ok.then(|| stat.f_blocks as u64 * stat.f_frsize as u64),
-        free_bytes: ok.then(|| stat.f_bavail as u64 * stat.f_frsize as u64),
-    })
-}
 
 /// `java -version`'s banner: vendor, full build and VM (e.g. `OpenJDK 64-Bit Server VM (build
 /// 17.0.15+6-Debian-1deb12u1, mixed mode, sharing)`), which the major version alone does not tell.
@@ -111,8 +52,8 @@ pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Environment {
         cpu_model: cpu_model(),
         cores: std::thread::available_parallelism().map(|n| n.get()).ok(),
         memory_kib: meminfo_kib("MemTotal:"),
-        kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
-        kernel_build: read("/proc/sys/kernel/version").trim().to_string(),
+        kernel: kernel(),
+        kernel_build: kernel_build(),
         disk: Disks {
             results: disk_of(dir),
             clusters: disk_of(home.root()),
@@ -122,6 +63,8 @@ pub fn record(plan: &Plan, dir: &Path, home: &Home) -> Environment {
         workload: plan.load.workload.clone(),
         load_args: plan.load.args.clone(),
         plan: plan.source.clone(),
+        probe: None,
+        cost: plan.cost.clone(),
     }
 }
 

@@ -43,6 +43,9 @@ pub enum CampaignError {
     #[error(transparent)]
     Results(#[from] cqlbench_results::ResultsError),
 
+    #[error("the machine probe: {0} (--no-probe skips it)")]
+    Probe(#[from] cqlbench_probe::ProbeError),
+
     #[error("the report: {0}")]
     Report(#[from] cqlbench_report::ReportError),
 

@@ -13,11 +13,12 @@
 //! let plan = cqlbench_campaign::load_plan("examples/seed-000-one-machine.toml".as_ref())?;
 //! print!("{}", cqlbench_campaign::matrix::describe(&plan, "results".as_ref()));
 //! let home = cqlbench_cluster::Home::from_env();
-//! let outcome = cqlbench_campaign::run(&plan, "results".as_ref(), &home, None, &mut |l| eprintln!("{l}"))?;
+//! let outcome = cqlbench_campaign::run(&plan, "results".as_ref(), &home, &Default::default(), &mut |l| eprintln!("{l}"))?;
 //! print!("{}", outcome.tables);
 //! # Ok::<(), cqlbench_campaign::CampaignError>(())
 //! ```
 
+pub mod doubtful;
 mod environment;
 mod error;
 pub mod figures;
@@ -29,7 +30,8 @@ mod runner;
 mod slo;
 pub mod tables;
 
+pub use environment::record as record_environment;
 pub use error::CampaignError;
 pub use plan::{load_plan, parse_plan, parse_plan_with_k8s, ConfigPlan, LoadPlan, Plan, RateMode};
-pub use runner::{next_cell, run, Outcome, PLAN_FILE};
+pub use runner::{next_cell, run, CampaignOptions, Outcome, PLAN_FILE};
 pub use slo::{meets_slo, slo_capacity};

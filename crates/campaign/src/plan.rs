@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cqlbench_cluster::{ClusterError, ClusterSpec, Gc, GcProfile, JdkChoice};
 use cqlbench_load::{RunArgs, RunOptions};
-use cqlbench_results::ValidityThresholds;
+use cqlbench_results::{Cost, ValidityThresholds};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -21,6 +21,8 @@ pub struct Plan {
     pub source: String,
     pub configs: Vec<ConfigPlan>,
     pub load: LoadPlan,
+    /// `[cost]`: prices for the report's Cost section.
+    pub cost: Option<Cost>,
 }
 
 /// One cluster configuration: a row of the seed tables.
@@ -136,6 +138,8 @@ struct RawPlan {
     slo: Option<Spanned<RawSlo>>,
     /// When a cell's result is doubtful (`--validity-thresholds`' names).
     validity: Option<Spanned<toml::Table>>,
+    /// Prices: node-hourly, client-hourly, cluster-monthly, currency.
+    cost: Option<Spanned<Cost>>,
     /// Read by `cqlbench k8s` (the crate `cqlbench-k8s`); a local campaign refuses it.
     k8s: Option<Spanned<toml::Value>>,
 }
@@ -370,10 +374,12 @@ fn parse(path: &str, text: &str, k8s_allowed: bool) -> Result<Plan, CampaignErro
         .as_ref()
         .map(|table| check_validity(&at, table))
         .transpose()?;
+    let cost = raw.cost.map(|cost| check_cost(&at, cost)).transpose()?;
     Ok(Plan {
         source: text.to_string(),
         configs: checked,
         load,
+        cost,
     })
 }
 
@@ -716,6 +722,18 @@ fn check_load(
         populate,
         validity: None,
     })
+}
+
+/// `[cost]`: every price a number, none negative.
+fn check_cost(at: &Locator, cost: Spanned<Cost>) -> Result<Cost, CampaignError> {
+    if let Some((key, value)) = cost.get_ref().invalid_price() {
+        return Err(at.error(
+            cost.span(),
+            "[cost]",
+            format!("{key} = {value}: a price cannot be negative"),
+        ));
+    }
+    Ok(cost.into_inner())
 }
 
 /// `[validity]`: threshold names as `--validity-thresholds` takes them, each a number.
@@ -1079,6 +1097,46 @@ duration = "30m"
         );
         let bad = error_of(&format!("{GOOD}[validity]\nsteal = \"high\"\n"));
         assert!(bad.contains("a number is needed"), "{bad}");
+    }
+
+    #[test]
+    fn a_cost_table_gives_prices_and_bad_ones_are_refused_in_one_line() {
+        let text = format!("{GOOD}[cost]\nnode-hourly = 0.504\ncluster-monthly = 73\n");
+        let cost = parse_plan("p.toml", &text).unwrap().cost.unwrap();
+        assert_eq!((cost.node_hourly, cost.client_hourly), (0.504, None));
+        assert_eq!(cost.currency, "USD");
+        // 3 nodes, 1 client without a price, and the monthly fee spread over 730 hours.
+        assert!((cost.hourly(3, 1) - (1.512 + 0.1)).abs() < 1e-9);
+        assert!(parse_plan("p.toml", GOOD).unwrap().cost.is_none());
+        let line = GOOD.lines().count() + 1;
+        for (table, expected) in [
+            (
+                "[cost]\nnode-hourly = -1\n".to_string(),
+                format!(
+                    "p.toml, line {line}, `[cost]`: node-hourly = -1: a price cannot be negative"
+                ),
+            ),
+            (
+                "[cost]\nnode-hourly = 1\nclient-hourly = -0.5\n".to_string(),
+                "client-hourly = -0.5: a price cannot be negative".to_string(),
+            ),
+            (
+                "[cost]\nnode-hourly = \"cheap\"\n".to_string(),
+                "node-hourly".to_string(),
+            ),
+            (
+                "[cost]\nnode-hourly = 1\nprice = 2\n".to_string(),
+                "unknown field `price`".to_string(),
+            ),
+            (
+                "[cost]\ncurrency = \"EUR\"\n".to_string(),
+                "missing field `node-hourly`".to_string(),
+            ),
+        ] {
+            let error = error_of(&format!("{GOOD}{table}"));
+            assert!(error.contains(&expected), "{table}: {error}");
+            assert_eq!(error.lines().count(), 1, "{error}");
+        }
     }
 
     #[test]

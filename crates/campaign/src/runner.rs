@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use cqlbench_cluster::{ClusterState, Home};
 use cqlbench_metrics::LiveMetrics;
+use cqlbench_probe::ProbeOptions;
 use cqlbench_results::{
-    ConfigRecord, JvmFlags, NodeFlags, RunStatus, Window, FORMAT_VERSION, SUMMARY_FILE,
+    ConfigRecord, JvmFlags, NodeFlags, Probe, RunStatus, Window, FORMAT_VERSION, SUMMARY_FILE,
 };
 
 use crate::error::{CampaignError, IoContext};
@@ -38,10 +39,22 @@ pub fn run(
     plan: &Plan,
     dir: &Path,
     home: &Home,
-    live: Option<&LiveMetrics>,
+    options: &CampaignOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CampaignError> {
-    prepare_directory(plan, dir, home)?;
+    let live = options.live.as_ref();
+    prepare_directory(plan, dir, home, options.probe, progress)?;
+    if options.retry_doubtful {
+        let moved = crate::doubtful::set_aside(plan, dir)?;
+        progress(&format!(
+            "--retry-doubtful: {} doubtful cell(s) set aside to run again{}",
+            moved.len(),
+            moved
+                .iter()
+                .map(|p| format!("\n  {}", p.display()))
+                .collect::<String>()
+        ));
+    }
     // Ctrl-C is noted, never fatal: the current cell stops (the load sees it too) and the cluster
     // is stopped before the campaign returns.
     cqlbench_cluster::interrupt::defer();
@@ -158,7 +171,41 @@ impl Tracker {
     }
 }
 
-fn prepare_directory(plan: &Plan, dir: &Path, home: &Home) -> Result<(), CampaignError> {
+/// The quick probe (about 20 s), its scratch files where the clusters keep their data.
+fn quick_probe(home: &Home, progress: &mut dyn FnMut(&str)) -> Result<Probe, CampaignError> {
+    progress("machine probe (quick; --no-probe skips it)");
+    let options = ProbeOptions {
+        quick: true,
+        data_dir: home.clusters_dir(),
+        cache: home.root().to_path_buf(),
+    };
+    let probe = cqlbench_probe::probe(&options, &mut |step| progress(&format!("probe: {step}")))?;
+    progress(&format!(
+        "machine probe done in {:.0} s: {}",
+        probe.seconds,
+        cqlbench_report::probe_machine_line(&probe)
+    ));
+    Ok(probe)
+}
+
+/// How a campaign runs beyond its plan.
+#[derive(Default)]
+pub struct CampaignOptions {
+    /// Serve the cells' live figures (`--prometheus`).
+    pub live: Option<LiveMetrics>,
+    /// Take the quick machine probe before the first cell (not `--no-probe`).
+    pub probe: bool,
+    /// Run the doubtful cells again, their results kept beside (`--retry-doubtful`).
+    pub retry_doubtful: bool,
+}
+
+fn prepare_directory(
+    plan: &Plan,
+    dir: &Path,
+    home: &Home,
+    probe: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CampaignError> {
     std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
     let plan_copy = dir.join(PLAN_FILE);
     match std::fs::read_to_string(&plan_copy) {
@@ -174,7 +221,11 @@ fn prepare_directory(plan: &Plan, dir: &Path, home: &Home) -> Result<(), Campaig
             .context(|| format!("writing {}", plan_copy.display()))?,
     }
     if !dir.join(cqlbench_results::ENVIRONMENT_FILE).exists() {
-        crate::environment::record(plan, dir, home).write(dir)?;
+        let mut record = crate::environment::record(plan, dir, home);
+        if probe {
+            record.probe = Some(quick_probe(home, progress)?);
+        }
+        record.write(dir)?;
     }
     // Cells that were being built when a previous run died.
     for config in &plan.configs {

@@ -46,8 +46,10 @@ enum Command {
     K8s(cmd::k8s::K8sArgs),
     /// Tables and charts (Markdown, self-contained HTML) from result directories
     Report(cmd::report::ReportArgs),
-    /// Is the difference between two runs real? Figures with confidence intervals
+    /// Is the difference between two runs real? Figures with confidence intervals (or two probes)
     Compare(cmd::report::CompareArgs),
+    /// Measure the machine with sysbench and Cassandra-like fio profiles (probe.json)
+    Probe(cmd::probe::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::K8s(args) => cmd::k8s::execute(args),
         Command::Report(args) => cmd::report::execute(args),
         Command::Compare(args) => cmd::report::compare(args),
+        Command::Probe(args) => cmd::probe::execute(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

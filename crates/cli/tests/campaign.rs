@@ -59,6 +59,11 @@ args = "-t 1 -c 20 -p 10k --populate 2000"
 rates = [200, 400]
 duration = "8s"
 warmup = "2s"
+
+[cost]
+node-hourly = 0.504
+client-hourly = 0.1
+cluster-monthly = 73
 "#;
 
 #[test]
@@ -215,6 +220,59 @@ fn kept_cells(out: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     cells
+}
+
+/// The Cost section against the cells' own summaries: 1 node at 0.504, 1 client at 0.1 and 73 a
+/// month over 730 hours make 0.704 an hour.
+fn check_cost(report: &str, out: &Path) {
+    let hourly = 0.504 + 0.1 + 73.0 / 730.0;
+    let number = |cell: &str| -> f64 { cell.trim().replace(',', "").parse().unwrap() };
+    for (config, dir) in [
+        ("G1 jdk17", "G1-jdk17"),
+        ("Shenandoah jdk17", "Shenandoah-jdk17"),
+    ] {
+        let section: Vec<&str> = report
+            .lines()
+            .skip_while(|l| *l != format!("### {config}"))
+            .skip(1)
+            .take_while(|l| !l.starts_with('#'))
+            .collect();
+        assert!(
+            section.iter().any(|l| l.starts_with("1 node(s) × 0.5040 + 1 client(s) × 0.1000 + 73 / 730 h = 0.7040 USD per hour, 513.92 USD per month")),
+            "{config}: {section:?}"
+        );
+        let rows: Vec<Vec<&str>> = section
+            .iter()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| ---") && !l.starts_with("| rate"))
+            .map(|l| l.trim_matches('|').split('|').collect())
+            .collect();
+        let achieved: Vec<f64> = ["200", "400"]
+            .iter()
+            .map(|r| {
+                summary(&out.join(dir).join(r))["achieved_rate"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        let max = achieved.iter().copied().fold(0.0, f64::max);
+        let expected = [
+            ("200 ops/s", achieved[0]),
+            ("400 ops/s", achieved[1]),
+            ("max throughput", max),
+        ];
+        assert_eq!(rows.len(), expected.len(), "{config}: {rows:?}");
+        for (row, (label, rate)) in rows.iter().zip(expected) {
+            assert_eq!(row[0].trim(), label, "{row:?}");
+            assert!(
+                (number(row[1]) - rate).abs() <= 0.05 + 1e-9,
+                "{row:?}: {rate}"
+            );
+            assert!(
+                (number(row[2]) - rate / hourly).abs() <= 0.05 + 1e-9,
+                "{row:?}: {rate}"
+            );
+        }
+    }
 }
 
 fn summary(cell: &Path) -> Value {
@@ -435,12 +493,14 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
         let rates: Vec<String> = ["200", "400"]
             .iter()
             .map(|r| {
-                format!(
-                    "{:.2}",
-                    summary(&out.join(config).join(r))["achieved_rate"]
-                        .as_f64()
-                        .unwrap()
-                )
+                // A cell taken while the machine was busy carries the doubtful mark.
+                let cell = summary(&out.join(config).join(r));
+                let mark = if cell["validity"]["doubtful"] == true {
+                    "†"
+                } else {
+                    ""
+                };
+                format!("{:.2}{mark}", cell["achieved_rate"].as_f64().unwrap())
             })
             .collect();
         assert_eq!(
@@ -462,7 +522,10 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     assert_eq!(gc_rows.len(), 4, "{report}");
     for row in &gc_rows {
         // | config | rate | repeat | collector | pauses | pause total ms | pause max ms | …
-        let (config, rate) = (row[1].replace(' ', "-"), row[2].trim_end_matches(" ops/s"));
+        let (config, rate) = (
+            row[1].replace(' ', "-"),
+            row[2].trim_end_matches('†').trim_end_matches(" ops/s"),
+        );
         let analysis: Value = serde_json::from_str(
             &std::fs::read_to_string(out.join(&config).join(rate).join("node1/gc-analysis.json"))
                 .unwrap(),
@@ -549,6 +612,18 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
     ] {
         assert!(!environment[key].is_null(), "environment.json lacks {key}");
     }
+    // The quick machine probe, taken before the first cell, and the report's sections from it and
+    // from the plan's [cost].
+    let environment = cqlbench_results::Environment::read(&out).unwrap();
+    let probe = environment.probe.expect("the campaign's quick probe");
+    assert!(probe.quick, "{probe:?}");
+    assert!(
+        probe.figures["sysbench.cpu.threads_1.events_per_s"] > 0.0
+            && probe.figures["fio.compaction.read.iops"] > 0.0,
+        "{probe:?}"
+    );
+    assert!(report.contains("## Machine probe"), "{report}");
+    check_cost(&report, &out);
     for (config, collector) in [("G1-jdk17", "G1"), ("Shenandoah-jdk17", "Shenandoah")] {
         let flags: Value = serde_json::from_str(
             &std::fs::read_to_string(out.join(config).join("jvm-flags.json")).unwrap(),
@@ -655,18 +730,26 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
             .iter()
             .map(|r| summary(&out.join(config).join(r)))
             .collect();
+        // A figure of a cell taken while the machine was busy carries the doubtful mark.
+        let mark = |s: &Value| {
+            if s["validity"]["doubtful"] == true {
+                "†"
+            } else {
+                ""
+            }
+        };
         let expected: [Vec<String>; 4] = [
             cells
                 .iter()
-                .map(|s| shown(s["achieved_rate"].as_f64()))
+                .map(|s| shown(s["achieved_rate"].as_f64()) + mark(s))
                 .collect(),
             cells
                 .iter()
-                .map(|s| shown(s["ops"]["write"]["avg_p99_ms"].as_f64()))
+                .map(|s| shown(s["ops"]["write"]["avg_p99_ms"].as_f64()) + mark(s))
                 .collect(),
             cells
                 .iter()
-                .map(|s| shown(s["ops"]["read"]["avg_p99_ms"].as_f64()))
+                .map(|s| shown(s["ops"]["read"]["avg_p99_ms"].as_f64()) + mark(s))
                 .collect(),
             cells
                 .iter()
@@ -676,7 +759,7 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
                             .iter()
                             .filter_map(|op| s["ops"][op]["max_p99_ms"].as_f64())
                             .reduce(f64::max),
-                    )
+                    ) + mark(s)
                 })
                 .collect(),
         ];
@@ -687,5 +770,63 @@ fn tiny_campaign_survives_sigint_and_sigkill_and_resumes() {
             assert_eq!(shown_values, values, "{section}");
         }
     }
+    retry_a_doubtful_cell(home.path(), &plan, &out, &log);
     eprintln!("whole test {:?}", started.elapsed());
+}
+
+/// Step 4: `--retry-doubtful` runs exactly the doubtful cells again and keeps each doubtful
+/// result beside the new one; the report reads the new one.
+fn retry_a_doubtful_cell(home: &Path, plan: &Path, out: &Path, log: &Path) {
+    use cqlbench_results::{Summary, Validity};
+    let doubtful = out.join("G1-jdk17/400");
+    let mut marked = Summary::read(&doubtful).unwrap();
+    marked.validity = Some(Validity {
+        doubtful: true,
+        reasons: vec!["marked doubtful by the test".into()],
+        ..marked.validity.clone().unwrap_or_default()
+    });
+    marked.write(&doubtful).unwrap();
+    // Whatever the machine did during the other cells, only this one is doubtful now.
+    for other in [
+        "G1-jdk17/200",
+        "Shenandoah-jdk17/200",
+        "Shenandoah-jdk17/400",
+    ] {
+        let mut quiet = Summary::read(&out.join(other)).unwrap();
+        if let Some(validity) = quiet.validity.as_mut() {
+            validity.doubtful = false;
+        }
+        quiet.write(&out.join(other)).unwrap();
+    }
+    let before = kept_cells(out);
+    let mut child = spawn_with(home, plan, out, log, &["--retry-doubtful"]);
+    let status = child.wait().unwrap();
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(status.success(), "{text}");
+    assert!(text.contains("1 doubtful cell(s) set aside"), "{text}");
+    assert!(text.contains("[cell 2/4] G1 jdk17 @ 400 ops/s"), "{text}");
+    for other in ["[cell 1/4]", "[cell 3/4]", "[cell 4/4]"] {
+        assert!(!text.contains(other), "only the doubtful cell runs: {text}");
+    }
+    let set_aside = out.join("G1-jdk17/400.doubtful-1");
+    let mut after = kept_cells(out);
+    after.extend(snapshot(&set_aside));
+    for (path, bytes) in &before {
+        let kept = match path.strip_prefix(&doubtful) {
+            Ok(inside) => set_aside.join(inside),
+            Err(_) => path.clone(),
+        };
+        assert_eq!(after.get(&kept), Some(bytes), "{} changed", kept.display());
+    }
+    let rerun = Summary::read(&doubtful).unwrap();
+    assert!(
+        rerun.measured_start_unix_s > marked.measured_start_unix_s,
+        "a new run"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        !report.contains("doubtful-1") && !report.contains("marked doubtful by the test"),
+        "{report}"
+    );
+    assert_eq!(node_processes(home), Vec::<i32>::new(), "{text}");
 }

@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use cqlbench_debian::{files_in, machine_mirror, Apt, DebianError};
+
 use crate::error::{ClusterError, IoContext, Result};
 
 /// The mark of a finished, checked installation (holds the version `java -version` printed).
@@ -31,7 +33,6 @@ const LOADER: &str = "ld-linux-x86-64.so.2";
 /// The suite that has OpenJDK 8, and what is taken from it.
 const JDK_SUITE: &str = "sid";
 const JDK_PACKAGES: [&str; 3] = ["openjdk-8-jre-headless", "openjdk-8-jdk-headless", "libc6"];
-const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
 /// The JDK home of an installation directory (`<cache>/jdks/8`), when it is complete.
 pub fn installed_home(install_dir: &Path) -> Option<PathBuf> {
@@ -61,9 +62,15 @@ fn failed(detail: impl Into<String>) -> ClusterError {
 }
 
 fn stage_and_move(target: &Path, staging: &Path, progress: &mut dyn FnMut(&str)) -> Result<()> {
-    let mirror = machine_mirror()?;
+    let mirror = machine_mirror().map_err(debian)?;
     let patchelf_ok = machine_patchelf();
-    let apt = AptConfig::new(&staging.join("apt"), &mirror, patchelf_ok.is_none())?;
+    // sid, and the machine's own suite too when `patchelf` must come from there.
+    let suites: &[&str] = if patchelf_ok.is_some() {
+        &[JDK_SUITE]
+    } else {
+        &[JDK_SUITE, mirror.codename.as_str()]
+    };
+    let apt = Apt::new(&staging.join("apt"), &mirror, suites).map_err(debian)?;
     progress(&format!(
         "JDK 8 not found: fetching Debian's OpenJDK 8 ({}) and its glibc from the {JDK_SUITE} suite{} with a private apt configuration",
         JDK_PACKAGES[..2].join(", "),
@@ -73,17 +80,17 @@ fn stage_and_move(target: &Path, staging: &Path, progress: &mut dyn FnMut(&str))
             format!(", and patchelf from {}", mirror.codename)
         }
     ));
-    apt.update()?;
+    apt.update().map_err(debian)?;
     let debs = staging.join("debs");
     std::fs::create_dir_all(&debs).context(|| format!("creating {}", debs.display()))?;
     let mut wanted: Vec<String> = JDK_PACKAGES.iter().map(|p| p.to_string()).collect();
     if patchelf_ok.is_none() {
         wanted.push(format!("patchelf/{}", mirror.codename));
     }
-    apt.download(&wanted, &debs)?;
+    apt.download(&wanted, &debs).map_err(debian)?;
     let root = staging.join("root");
     let tools = staging.join("tools");
-    for deb in files_in(&debs)? {
+    for deb in files_in(&debs).map_err(debian)? {
         let name = deb.file_name().unwrap_or_default().to_string_lossy();
         let into = if name.starts_with("patchelf_") {
             &tools
@@ -112,196 +119,19 @@ fn stage_and_move(target: &Path, staging: &Path, progress: &mut dyn FnMut(&str))
     Ok(())
 }
 
-/// The Debian mirror and release codename the machine's own apt sources use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mirror {
-    pub uri: String,
-    pub codename: String,
-}
-
-fn machine_mirror() -> Result<Mirror> {
-    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
-    let codename = os_release
-        .lines()
-        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
-        .map(|c| c.trim().trim_matches('"').to_string())
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| {
-            failed("/etc/os-release names no VERSION_CODENAME: this does not look like Debian")
-        })?;
-    let mut texts = Vec::new();
-    if let Ok(text) = std::fs::read_to_string("/etc/apt/sources.list") {
-        texts.push((false, text));
-    }
-    for part in files_in(Path::new("/etc/apt/sources.list.d")).unwrap_or_default() {
-        let name = part.to_string_lossy().to_string();
-        let deb822 = name.ends_with(".sources");
-        if deb822 || name.ends_with(".list") {
-            if let Ok(text) = std::fs::read_to_string(&part) {
-                texts.push((deb822, text));
-            }
-        }
-    }
-    texts
-        .iter()
-        .find_map(|(deb822, text)| {
-            if *deb822 {
-                mirror_in_deb822(text, &codename)
-            } else {
-                mirror_in_one_line(text, &codename)
-            }
-        })
-        .map(|uri| Mirror {
-            uri,
-            codename: codename.clone(),
-        })
-        .ok_or_else(|| {
-            failed(format!(
-                "no Debian archive for {codename} in the machine's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/)"
-            ))
-        })
-}
-
-/// The URI of the first `deb` stanza of a deb822 `.sources` file that serves `codename` itself.
-pub fn mirror_in_deb822(text: &str, codename: &str) -> Option<String> {
-    for stanza in text.split("\n\n") {
-        let field = |name: &str| {
-            stanza.lines().find_map(|l| {
-                let (key, value) = l.split_once(':')?;
-                (key.trim().eq_ignore_ascii_case(name)).then(|| value.trim().to_string())
-            })
-        };
-        let types = field("Types").unwrap_or_default();
-        let suites = field("Suites").unwrap_or_default();
-        let enabled = field("Enabled").is_none_or(|e| e != "no");
-        if enabled
-            && types.split_whitespace().any(|t| t == "deb")
-            && suites.split_whitespace().any(|s| s == codename)
-        {
-            if let Some(uri) =
-                field("URIs").and_then(|u| u.split_whitespace().next().map(str::to_string))
-            {
-                return Some(uri);
-            }
-        }
-    }
-    None
-}
-
-/// The URI of the first `deb URI codename …` line of a one-line-style sources file.
-pub fn mirror_in_one_line(text: &str, codename: &str) -> Option<String> {
-    text.lines().find_map(|line| {
-        let line = line.split('#').next()?.trim();
-        let rest = line.strip_prefix("deb ")?.trim_start();
-        // Skip an options block: deb [signed-by=…] URI suite …
-        let rest = match rest.strip_prefix('[') {
-            Some(after) => after.split_once(']')?.1.trim_start(),
-            None => rest,
-        };
-        let mut words = rest.split_whitespace();
-        let (uri, suite) = (words.next()?, words.next()?);
-        (suite == codename).then(|| uri.to_string())
+/// A Debian step's failure, as the JDK installation's.
+fn debian(error: DebianError) -> ClusterError {
+    failed(match error {
+        DebianError::Missing(program) => format!(
+            "{program} is not installed (JDK 8 comes from Debian's packages: apt-get and dpkg-deb are needed)"
+        ),
+        other => other.to_string(),
     })
-}
-
-/// A private apt configuration: its own sources, lists, cache and (empty) dpkg status.
-struct AptConfig {
-    options: Vec<String>,
-}
-
-impl AptConfig {
-    /// Sources: sid, and the machine's own suite too when `patchelf` must come from there.
-    fn new(dir: &Path, mirror: &Mirror, with_own_suite: bool) -> Result<Self> {
-        let lists = dir.join("lists");
-        let cache = dir.join("cache");
-        for d in [
-            lists.join("partial"),
-            cache.join("archives").join("partial"),
-        ] {
-            std::fs::create_dir_all(&d).context(|| format!("creating {}", d.display()))?;
-        }
-        let sources = dir.join("sources.list");
-        let mut text = format!(
-            "deb [signed-by={KEYRING}] {} {JDK_SUITE} main\n",
-            mirror.uri
-        );
-        if with_own_suite {
-            text.push_str(&format!(
-                "deb [signed-by={KEYRING}] {} {} main\n",
-                mirror.uri, mirror.codename
-            ));
-        }
-        std::fs::write(&sources, text).context(|| format!("writing {}", sources.display()))?;
-        let status = dir.join("status");
-        std::fs::write(&status, "").context(|| format!("writing {}", status.display()))?;
-        let options = [
-            format!("Dir::Etc::sourcelist={}", sources.display()),
-            "Dir::Etc::sourceparts=-".to_string(),
-            format!("Dir::State::Lists={}", lists.display()),
-            format!("Dir::State::status={}", status.display()),
-            format!("Dir::Cache={}", cache.display()),
-            "APT::Get::List-Cleanup=0".to_string(),
-            // Downloads land in a directory of ours, which apt's unprivileged user may not enter.
-            "APT::Sandbox::User=root".to_string(),
-        ]
-        .into_iter()
-        .flat_map(|o| ["-o".to_string(), o])
-        .collect();
-        Ok(Self { options })
-    }
-
-    fn update(&self) -> Result<()> {
-        run(Command::new("apt-get")
-            .arg("-q")
-            .args(&self.options)
-            .arg("update"))
-    }
-
-    fn download(&self, packages: &[String], into: &Path) -> Result<()> {
-        run(Command::new("apt-get")
-            .arg("-q")
-            .args(&self.options)
-            .arg("download")
-            .args(packages)
-            .current_dir(into))
-    }
 }
 
 /// Runs a command to completion; a failure carries its last meaningful line of output.
 fn run(command: &mut Command) -> Result<()> {
-    let program = command.get_program().to_string_lossy().to_string();
-    let output = command.stdin(Stdio::null()).output().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            failed(format!(
-                "{program} is not installed (JDK 8 comes from Debian's packages: apt-get and dpkg-deb are needed)"
-            ))
-        } else {
-            failed(format!("{program}: {e}"))
-        }
-    })?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("E:"))
-        .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()))
-        .or_else(|| stdout.lines().rev().find(|l| !l.trim().is_empty()))
-        .unwrap_or("failed without a message");
-    Err(failed(format!("{program}: {}", line.trim())))
-}
-
-fn files_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    Ok(files)
+    cqlbench_debian::run(command).map(drop).map_err(debian)
 }
 
 /// The machine's `patchelf`, if it has `--add-rpath` (0.14 and newer).
@@ -445,33 +275,6 @@ fn check_runs(home: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mirror_from_deb822_sources() {
-        let text = "Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://mirror.invalid/debian-security\nSuites: bookworm-security\n";
-        assert_eq!(
-            mirror_in_deb822(text, "bookworm").as_deref(),
-            Some("http://mirror.invalid/debian")
-        );
-        assert_eq!(mirror_in_deb822(text, "trixie"), None);
-        let disabled = "Types: deb\nEnabled: no\nURIs: http://a.invalid/debian\nSuites: bookworm\n";
-        assert_eq!(mirror_in_deb822(disabled, "bookworm"), None);
-        let source_only = "Types: deb-src\nURIs: http://a.invalid/debian\nSuites: bookworm\n";
-        assert_eq!(mirror_in_deb822(source_only, "bookworm"), None);
-    }
-
-    #[test]
-    fn mirror_from_one_line_sources() {
-        let text = "# deb http://old.invalid/debian bookworm main\ndeb-src http://src.invalid/debian bookworm main\ndeb [signed-by=/k.gpg arch=amd64] http://m.invalid/debian bookworm main contrib\n";
-        assert_eq!(
-            mirror_in_one_line(text, "bookworm").as_deref(),
-            Some("http://m.invalid/debian")
-        );
-        assert_eq!(
-            mirror_in_one_line("deb http://x.invalid/d bookworm-updates main\n", "bookworm"),
-            None
-        );
-    }
 
     #[test]
     fn absolute_links_into_the_packages_become_relative() {

@@ -71,11 +71,13 @@ pub enum ClusterError {
     #[error("installing JDK {major} failed: {detail}")]
     JdkInstallFailed { major: u32, detail: String },
 
-    #[error("{address}:{port} is already in use ({what}); stop whatever listens there or choose another --base-ip")]
+    #[error("{address}:{port} is already in use ({what}{holders}); stop whatever listens there or choose another --base-ip")]
     PortInUse {
         address: String,
         port: u16,
         what: &'static str,
+        /// Who holds it, as `/proc/net/tcp` tells: `, held by a LISTEN socket of pid 12 (java)`.
+        holders: String,
     },
 
     #[error("node {node} ({address}) died during start-up ({how}); last log lines: {log_tail}")]

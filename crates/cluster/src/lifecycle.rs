@@ -287,6 +287,10 @@ fn check_ports_free(address: Ipv4Addr, had_node: bool) -> Result<()> {
                 address: host.to_string(),
                 port,
                 what,
+                holders: process::port_holders(host, port)
+                    .iter()
+                    .map(|h| format!(", held by {h}"))
+                    .collect(),
             });
         }
     }

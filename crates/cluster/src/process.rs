@@ -452,6 +452,11 @@ fn parse_listen_line(line: &str) -> Option<SocketAddr> {
     if fields.nth(1)? != "0A" {
         return None;
     }
+    parse_address(local)
+}
+
+/// `0100007F:1F90` as a socket address.
+fn parse_address(local: &str) -> Option<SocketAddr> {
     let (address, port) = local.split_once(':')?;
     let port = u16::from_str_radix(port, 16).ok()?;
     // The kernel prints each 32-bit word of the address in host (little-endian) order.
@@ -471,6 +476,85 @@ fn parse_listen_line(line: &str) -> Option<SocketAddr> {
         _ => return None,
     };
     Some(SocketAddr::new(ip, port))
+}
+
+/// The TCP sockets bound to `address:port` or to the wildcard address with that port, as
+/// `/proc/net/tcp{,6}` lists them: `a LISTEN socket of pid 12 (java)`, `a TIME_WAIT socket`.
+pub fn port_holders(address: Ipv4Addr, port: u16) -> Vec<String> {
+    let mut holders = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            let Some(bound) = parse_address(local) else {
+                continue;
+            };
+            let ip = match bound.ip() {
+                IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+                v4 => v4,
+            };
+            if bound.port() != port || !(ip == IpAddr::V4(address) || ip.is_unspecified()) {
+                continue;
+            }
+            let owner = inode
+                .parse::<u64>()
+                .ok()
+                .filter(|i| *i != 0)
+                .and_then(socket_owner)
+                .map_or(String::new(), |(pid, name)| {
+                    format!(" of pid {pid} ({name})")
+                });
+            holders.push(format!("a {} socket on {bound}{owner}", tcp_state(state)));
+        }
+    }
+    holders
+}
+
+/// The kernel's TCP state codes (`include/net/tcp_states.h`).
+fn tcp_state(code: &str) -> &'static str {
+    match code {
+        "01" => "ESTABLISHED",
+        "02" => "SYN_SENT",
+        "03" => "SYN_RECV",
+        "04" => "FIN_WAIT1",
+        "05" => "FIN_WAIT2",
+        "06" => "TIME_WAIT",
+        "07" => "CLOSE",
+        "08" => "CLOSE_WAIT",
+        "09" => "LAST_ACK",
+        "0A" => "LISTEN",
+        "0B" => "CLOSING",
+        _ => "unknown-state",
+    }
+}
+
+/// The process holding socket `inode` open, with its name.
+fn socket_owner(inode: u64) -> Option<(i32, String)> {
+    let wanted = format!("socket:[{inode}]");
+    for pid in std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == wanted.as_str())
+        });
+        if holds {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            return Some((pid, name.trim().to_string()));
+        }
+    }
+    None
 }
 
 /// Whether a listener takes connections to `address`: bound to it, v4-mapped, or to a wildcard.
@@ -653,6 +737,10 @@ mod tests {
             unreachable!()
         };
         assert!(listens_on(&listening_sockets(), address));
+        // Who holds a port in use is named: here, this very test.
+        let holders = port_holders(*address.ip(), address.port());
+        let own = format!("a LISTEN socket on {address} of pid {}", std::process::id());
+        assert!(holders.iter().any(|h| h.starts_with(&own)), "{holders:?}");
         drop(listener);
         assert!(!listens_on(&listening_sockets(), address));
         let wildcard = [SocketAddr::from(([0, 0, 0, 0], 7000))];

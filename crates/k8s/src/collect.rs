@@ -402,6 +402,11 @@ pub fn assemble(
         order.push(config.dir_name.clone());
         assemble_config(plan, index, out, progress)?;
     }
+    // The plan, its [cost] prices and the machine cqlbench ran on, as a local campaign keeps them.
+    let home = cqlbench_cluster::Home::from_env();
+    cqlbench_campaign::record_environment(&plan.plan, out, &home)
+        .write(out)
+        .map_err(|e| K8sError::Invalid(e.to_string()))?;
     let tables = cqlbench_campaign::tables::render(&plan.plan, out);
     let path = out.join("tables.txt");
     std::fs::write(&path, &tables).map_err(io_error(format!("writing {}", path.display())))?;

@@ -7,6 +7,7 @@
 //! into `summary.json`'s `validity`: doubtful or not, with one sentence per reason.
 
 mod accounting;
+pub mod facts;
 mod procfs;
 mod sampler;
 mod verdict;

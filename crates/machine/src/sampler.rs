@@ -69,10 +69,6 @@ struct State {
     debts: Debts,
 }
 
-fn cores() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-}
-
 impl State {
     fn read(&self) -> Option<Reading> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
@@ -131,7 +127,7 @@ impl Sampler {
     /// in which other processes use `busy_from` of all cores or more is busy.
     pub fn start(node_addrs: &[SocketAddr], busy_from: f64) -> Sampler {
         let nodes = procfs::pids_listening_on(node_addrs);
-        let cores = cores();
+        let cores = crate::facts::cores() as u32;
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared {
             intervals: Vec::new(),

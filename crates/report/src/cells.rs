@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use cqlbench_results::{ConfigRecord, Summary, SUMMARY_FILE};
+use cqlbench_results::{ConfigRecord, Environment, Summary, SUMMARY_FILE};
 
 use crate::ReportError;
 
@@ -89,6 +89,25 @@ pub struct Cell {
     pub summary: Summary,
 }
 
+/// The mark after a figure from a doubtful cell; its footnote gives the reasons.
+pub const DOUBTFUL_MARK: char = '†';
+
+impl Cell {
+    /// Its result was taken while the machine was not quiet (`summary.json`'s `validity`).
+    pub fn is_doubtful(&self) -> bool {
+        self.summary.validity.as_ref().is_some_and(|v| v.doubtful)
+    }
+
+    /// The rate as per-cell tables print it, marked when the cell is doubtful.
+    pub(crate) fn rate_label(&self) -> String {
+        if self.is_doubtful() {
+            format!("{}{DOUBTFUL_MARK}", self.rate.label())
+        } else {
+            self.rate.label()
+        }
+    }
+}
+
 /// Every cell of one campaign directory, with its configurations and rates in order.
 #[derive(Debug, Clone)]
 pub struct Campaign {
@@ -96,6 +115,8 @@ pub struct Campaign {
     pub configs: Vec<String>,
     pub rates: Vec<RateKey>,
     pub cells: Vec<Cell>,
+    /// The campaign's `environment.json` (its machine probe and `[cost]`), when it has one.
+    pub environment: Option<Environment>,
 }
 
 impl Campaign {
@@ -201,6 +222,7 @@ pub fn discover(dir: &Path, config_order: &[String]) -> Result<Campaign, ReportE
         configs,
         rates,
         cells,
+        environment: Environment::read(dir).ok(),
     })
 }
 
@@ -221,7 +243,10 @@ fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
         .filter(|p| p.is_dir())
         .filter(|p| {
             let name = name_of(p);
-            !name.starts_with('.') && !name.ends_with(".tmp") && !name.contains(".tmp-")
+            !name.starts_with('.')
+                && !name.ends_with(".tmp")
+                && !name.contains(".tmp-")
+                && !cqlbench_results::is_set_aside(&name)
         })
         .collect();
     dirs.sort();
@@ -299,6 +324,7 @@ mod tests {
             configs: vec!["G1".into()],
             rates: vec![RateKey("max".into())],
             cells: windows.iter().map(|w| cell(*w)).collect(),
+            environment: None,
         };
         assert_eq!(campaign(&[2.0, 2.0]).p99_windows(), "2 s windows");
         assert_eq!(

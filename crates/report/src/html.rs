@@ -1,16 +1,18 @@
 //! `report.html`: one self-contained page (inline CSS and SVG; no script, font or request).
 
-use cqlbench_results::Intervals;
+use cqlbench_results::{EvidenceSecond, Intervals};
 
 use crate::cells::{Campaign, Cell};
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
+use crate::cost::{cost_heading, cost_headings, cost_rows, cost_tables, COST_NOTE};
 use crate::markdown::{percentile_rows, COMPARISON_NOTE, GC_NOTE, PERCENTILE_HEADINGS, TAIL_NOTE};
+use crate::probe_table::{probe_machine_line, probe_rows, PROBE_NOTE};
 use crate::server::{
     gc_missing_lines, gc_rows, not_offered, server_figures, tail_rows, ServerFigures, GC_HEADINGS,
     TAIL_HEADINGS,
 };
 use crate::svg::{escape, line_chart, Chart, Series};
-use crate::tables::{format_entry, Table};
+use crate::tables::{doubtful_footnotes, formatted_rows, Table};
 use crate::tail::node_stops;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\
@@ -36,10 +38,10 @@ fn seed_table_html(table: &Table) -> String {
         out.push_str(&format!("<th>{}</th>", escape(column)));
     }
     out.push_str("</tr>\n");
-    for (config, values) in &table.rows {
-        out.push_str(&format!("<tr><td>{}</td>", escape(config)));
+    for (config, values) in formatted_rows(table) {
+        out.push_str(&format!("<tr><td>{}</td>", escape(&config)));
         for value in values {
-            out.push_str(&format!("<td>{}</td>", format_entry(*value)));
+            out.push_str(&format!("<td>{}</td>", escape(&value)));
         }
         out.push_str("</tr>\n");
     }
@@ -190,6 +192,56 @@ fn latency_over_time(cell: &Cell) -> Option<Chart> {
     })
 }
 
+/// What the machine did during a cell's measured window (its validity evidence), as shares of all
+/// cores per second, on the latency chart's time axis: shown beside it.
+fn machine_over_time(cell: &Cell) -> Option<Chart> {
+    let validity = cell.summary.validity.as_ref()?;
+    let evidence = validity.evidence.as_ref()?;
+    if evidence.per_second.is_empty() {
+        return None;
+    }
+    let cores = f64::from(evidence.cores.max(1));
+    let line = |name: String, dashed: bool, value: &dyn Fn(&EvidenceSecond) -> f64| Series {
+        name,
+        points: evidence
+            .per_second
+            .iter()
+            .map(|s| (s.t, value(s) * 100.0))
+            .collect(),
+        dashed,
+    };
+    let mut series = vec![
+        line("other processes".into(), false, &|s| s.other_cpu),
+        line("steal".into(), true, &|s| s.steal),
+        line("iowait".into(), true, &|s| s.iowait),
+        line("client".into(), false, &|s| s.client_cpu_cores / cores),
+    ];
+    for (i, node) in evidence.nodes.iter().enumerate() {
+        series.push(line(format!("node {}", node.address), false, &|s| {
+            s.node_cpu_cores.get(i).copied().unwrap_or(0.0) / cores
+        }));
+    }
+    Some(Chart {
+        title: format!(
+            "{} at {}{}: the machine during the window{}",
+            cell.config,
+            cell.rate.label(),
+            cell.repeat
+                .as_ref()
+                .map_or_else(String::new, |r| format!(" (repeat {r})")),
+            if validity.doubtful {
+                format!(" — doubtful: {}", validity.reasons.join("; "))
+            } else {
+                " — quiet".to_string()
+            }
+        ),
+        x_label: "seconds into the measured phase".into(),
+        y_label: "% of all cores".into(),
+        series,
+        shaded: gc_pauses_shaded(cell),
+    })
+}
+
 /// Seed 004's view: the stop remaining at an instant picked uniformly in time, at p99, p99.9 and
 /// p99.99, one line per configuration, one chart per rate.
 fn time_sampled_charts(campaign: &Campaign) -> Vec<Chart> {
@@ -328,6 +380,46 @@ fn table_section(
     )
 }
 
+/// The machine probe and the cost, from the campaign's environment record.
+fn environment_sections(campaign: &Campaign) -> String {
+    let mut out = String::new();
+    let Some(environment) = &campaign.environment else {
+        return out;
+    };
+    if let Some(probe) = &environment.probe {
+        out.push_str(&format!(
+            "<h2 id=\"probe\">Machine probe</h2>\n<p class=\"note\">{} {}</p>\n",
+            escape(PROBE_NOTE),
+            escape(&probe_machine_line(probe))
+        ));
+        out.push_str(&plain_table(
+            "probe",
+            &["figure", "value"],
+            &probe_rows(probe),
+        ));
+        for note in &probe.notes {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(note)));
+        }
+    }
+    if let Some(cost) = &environment.cost {
+        out.push_str(&format!(
+            "<h2 id=\"cost\">Cost</h2>\n<p class=\"note\">{}</p>\n",
+            escape(COST_NOTE)
+        ));
+        let headings = cost_headings(cost);
+        let headings: Vec<&str> = headings.iter().map(String::as_str).collect();
+        for table in cost_tables(campaign, cost) {
+            out.push_str(&format!(
+                "<h3>{}</h3>\n<p class=\"note\">{}</p>\n",
+                escape(&table.config),
+                escape(&cost_heading(&table, cost))
+            ));
+            out.push_str(&plain_table("cost", &headings, &cost_rows(&table)));
+        }
+    }
+    out
+}
+
 /// The servers' side (GC table and the time-sampled charts), the tail against GC, the comparisons.
 fn server_sections(campaign: &Campaign) -> String {
     let gc = gc_rows(campaign);
@@ -373,15 +465,21 @@ fn server_sections(campaign: &Campaign) -> String {
 
 /// Each cell's latency second by second.
 fn over_time_section(campaign: &Campaign) -> String {
-    let mut out =
-        String::from("<h2 id=\"over-time\">Latency over time</h2>\n<div class=\"charts\">\n");
+    let mut out = String::from(
+        "<h2 id=\"over-time\">Latency over time, and the machine beside it</h2>\n<p class=\"note\">\
+         Beside each cell's latency: what its validity evidence saw each second (/proc) — other \
+         processes' CPU, steal and iowait, the client's and each local node's CPU, as shares of all \
+         cores.</p>\n<div class=\"charts\">\n",
+    );
     for config in &campaign.configs {
         for rate in &campaign.rates {
-            for chart in campaign
-                .cells_at(config, rate)
-                .filter_map(latency_over_time)
-            {
-                out.push_str(&line_chart(&chart));
+            for cell in campaign.cells_at(config, rate) {
+                for chart in [latency_over_time(cell), machine_over_time(cell)]
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push_str(&line_chart(&chart));
+                }
             }
         }
     }
@@ -395,10 +493,17 @@ pub fn html(campaign: &Campaign, tables: &[Table]) -> String {
     for table in tables {
         out.push_str(&seed_table_html(table));
     }
+    for line in doubtful_footnotes(campaign) {
+        out.push_str(&format!(
+            "<p class=\"note doubtful\">{}</p>\n",
+            escape(&line)
+        ));
+    }
     out.push_str(&rate_section(campaign));
     out.push_str(&percentile_section(campaign));
     out.push_str(&server_sections(campaign));
     out.push_str(&over_time_section(campaign));
+    out.push_str(&environment_sections(campaign));
     out.push_str("</body></html>\n");
     out
 }

@@ -9,22 +9,26 @@
 
 mod cells;
 mod compare;
+mod cost;
 mod html;
 mod markdown;
 mod merge;
+mod probe_table;
 mod server;
 mod svg;
 mod tables;
 mod tail;
 mod verdict;
 
-pub use cells::{discover, Campaign, Cell, RateKey};
+pub use cells::{discover, Campaign, Cell, RateKey, DOUBTFUL_MARK};
 pub use compare::{compare_runs, format_comparison, Comparison, FigureDiff};
+pub use cost::{cost_tables, CostRow, CostTable};
 pub use html::html;
 pub use markdown::{markdown, terminal};
 pub use merge::{merge_runs, MergeError, MergedRun};
+pub use probe_table::{probe_comparison, probe_machine_line, probe_table};
 pub use server::{server_figures, ServerFigures};
-pub use tables::{seed_tables, Entry, Table};
+pub use tables::{doubtful_footnotes, seed_tables, Entry, Table};
 pub use tail::{node_stops, parse_timeline, tail_vs_gc, NodeStops, Stop, TailVsGc};
 pub use verdict::{verdict, ALIKE_BELOW};
 

@@ -2,12 +2,14 @@
 
 use crate::cells::Campaign;
 use crate::compare::{comparison_rows, COMPARISON_HEADINGS};
+use crate::cost::{cost_heading, cost_headings, cost_rows, cost_tables, COST_NOTE};
+use crate::probe_table::{probe_machine_line, probe_rows, PROBE_NOTE};
 use crate::server::{
     gc_missing_lines, gc_rows, not_offered, tail_rows, GC_HEADINGS, TAIL_HEADINGS,
 };
 use cqlbench_results::Percentiles;
 
-use crate::tables::{format_entry, format_figure, Table};
+use crate::tables::{doubtful_footnotes, format_figure, formatted_rows, Table};
 
 /// The percentile columns of the per-cell table: the corrected latency's p50, p90, p99, p99.9, max.
 fn percentiles(p: &Percentiles) -> [Option<f64>; 5] {
@@ -29,7 +31,7 @@ pub(crate) fn percentile_rows(campaign: &Campaign) -> Vec<PercentileRow> {
                 for (op, stats) in &cell.summary.ops {
                     let mut cells = vec![
                         config.clone(),
-                        rate.label(),
+                        cell.rate_label(),
                         cell.repeat.clone().unwrap_or_default(),
                         op.clone(),
                         stats.count.to_string(),
@@ -65,12 +67,11 @@ fn markdown_table(out: &mut String, headings: &[String], rows: &[Vec<String>]) {
 fn seed_table_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
     let mut headings = vec![format!("{} ({})", table.title, table.unit)];
     headings.extend(table.columns.iter().cloned());
-    let rows = table
-        .rows
-        .iter()
+    let rows = formatted_rows(table)
+        .into_iter()
         .map(|(config, values)| {
-            let mut row = vec![config.clone()];
-            row.extend(values.iter().map(|v| format_entry(*v)));
+            let mut row = vec![config];
+            row.extend(values);
             row
         })
         .collect();
@@ -94,6 +95,9 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
         out.push_str(&format!("\n## {}\n\n", table.title));
         let (headings, rows) = seed_table_rows(table);
         markdown_table(&mut out, &headings, &rows);
+    }
+    for line in doubtful_footnotes(campaign) {
+        out.push_str(&format!("\n{line}\n"));
     }
     out.push_str("\n## Percentiles per cell\n\n");
     let headings: Vec<String> = PERCENTILE_HEADINGS.iter().map(|h| h.to_string()).collect();
@@ -129,7 +133,36 @@ pub fn markdown(campaign: &Campaign, tables: &[Table]) -> String {
         ));
         markdown_table(&mut out, &strings(&COMPARISON_HEADINGS), &comparisons);
     }
+    environment_sections(campaign, &mut out);
     out
+}
+
+/// The machine probe and the cost, from the campaign's environment record.
+fn environment_sections(campaign: &Campaign, out: &mut String) {
+    let Some(environment) = &campaign.environment else {
+        return;
+    };
+    if let Some(probe) = &environment.probe {
+        out.push_str(&format!(
+            "\n## Machine probe\n\n{PROBE_NOTE}\n\n{}\n\n",
+            probe_machine_line(probe)
+        ));
+        markdown_table(out, &strings(&["figure", "value"]), &probe_rows(probe));
+        for note in &probe.notes {
+            out.push_str(&format!("\nNote: {note}\n"));
+        }
+    }
+    if let Some(cost) = &environment.cost {
+        out.push_str(&format!("\n## Cost\n\n{COST_NOTE}\n"));
+        for table in cost_tables(campaign, cost) {
+            out.push_str(&format!(
+                "\n### {}\n\n{}\n\n",
+                table.config,
+                cost_heading(&table, cost)
+            ));
+            markdown_table(out, &cost_headings(cost), &cost_rows(&table));
+        }
+    }
 }
 
 pub(crate) const COMPARISON_NOTE: &str = "Each configuration against the first (the baseline) at \
@@ -196,5 +229,8 @@ pub fn terminal(campaign: &Campaign, tables: &[Table]) -> String {
         "Average p99: the mean of the per-window p99s ({}); Max p99: their maximum.\n\n",
         campaign.p99_windows()
     ));
+    for line in doubtful_footnotes(campaign) {
+        out.push_str(&format!("{line}\n"));
+    }
     out
 }

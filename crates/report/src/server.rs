@@ -146,7 +146,7 @@ fn percent(value: Option<f64>) -> String {
 fn cell_label(cell: &Cell) -> [String; 3] {
     [
         cell.config.clone(),
-        cell.rate.label(),
+        cell.rate_label(),
         cell.repeat.clone().unwrap_or_default(),
     ]
 }
@@ -404,6 +404,7 @@ mod tests {
             configs: vec!["G1".into()],
             rates: vec![RateKey("1000".into())],
             cells: vec![cell],
+            environment: None,
         };
         let rows = gc_rows(&campaign);
         assert_eq!(rows[0][4], "not analysed");

@@ -2,7 +2,7 @@
 
 use cqlbench_results::{OpSummary, Summary};
 
-use crate::cells::Campaign;
+use crate::cells::{Campaign, Cell, DOUBTFUL_MARK};
 
 /// One entry of a seed table.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,6 +23,9 @@ pub struct Table {
     pub columns: Vec<String>,
     /// Configuration name and one entry per column.
     pub rows: Vec<(String, Vec<Entry>)>,
+    /// Per row and column: whether a cell the entry comes from is doubtful (its `validity`), which
+    /// the entry then shows with [`DOUBTFUL_MARK`].
+    pub doubtful: Vec<Vec<bool>>,
 }
 
 /// A figure of a cell's summary, where it exists.
@@ -93,34 +96,30 @@ fn table(
     figure: Figure,
     combine: Combine,
 ) -> Table {
-    let rows = campaign
-        .configs
-        .iter()
-        .map(|config| {
-            let values = campaign
-                .rates
-                .iter()
-                .map(|rate| {
-                    let cells: Vec<Option<f64>> = campaign
-                        .cells_at(config, rate)
-                        .map(|cell| figure(&cell.summary))
-                        .collect();
-                    let per_repeat: Vec<f64> = cells.iter().flatten().copied().collect();
-                    match combined(&per_repeat, combine) {
-                        Some(value) => Entry::Value(value),
-                        None if cells.is_empty() => Entry::NoCell,
-                        None => Entry::Absent,
-                    }
-                })
-                .collect();
-            (config.clone(), values)
-        })
-        .collect();
+    let mut rows = Vec::new();
+    let mut doubtful = Vec::new();
+    for config in &campaign.configs {
+        let mut values = Vec::new();
+        let mut marks = Vec::new();
+        for rate in &campaign.rates {
+            let cells: Vec<&Cell> = campaign.cells_at(config, rate).collect();
+            let per_repeat: Vec<f64> = cells.iter().filter_map(|c| figure(&c.summary)).collect();
+            values.push(match combined(&per_repeat, combine) {
+                Some(value) => Entry::Value(value),
+                None if cells.is_empty() => Entry::NoCell,
+                None => Entry::Absent,
+            });
+            marks.push(cells.iter().any(|c| c.is_doubtful()));
+        }
+        rows.push((config.clone(), values));
+        doubtful.push(marks);
+    }
     Table {
         title: title.to_string(),
         unit,
         columns: campaign.rates.iter().map(|r| r.label()).collect(),
         rows,
+        doubtful,
     }
 }
 
@@ -159,6 +158,59 @@ pub(crate) fn format_entry(entry: Entry) -> String {
     }
 }
 
+/// The entry, marked when it comes from a doubtful cell.
+pub(crate) fn format_marked(entry: Entry, doubtful: bool) -> String {
+    let text = format_entry(entry);
+    if doubtful && entry != Entry::NoCell {
+        format!("{text}{DOUBTFUL_MARK}")
+    } else {
+        text
+    }
+}
+
+/// The table's entries as printed, row by row, marks included.
+pub(crate) fn formatted_rows(table: &Table) -> Vec<(String, Vec<String>)> {
+    table
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(r, (config, entries))| {
+            let cells = entries
+                .iter()
+                .enumerate()
+                .map(|(c, e)| format_marked(*e, table.doubtful[r][c]))
+                .collect();
+            (config.clone(), cells)
+        })
+        .collect()
+}
+
+/// One footnote line per doubtful cell: which, and why.
+pub fn doubtful_footnotes(campaign: &Campaign) -> Vec<String> {
+    campaign
+        .cells
+        .iter()
+        .filter(|c| c.is_doubtful())
+        .map(|c| {
+            let repeat = c
+                .repeat
+                .as_ref()
+                .map_or(String::new(), |r| format!(" (repeat {r})"));
+            let reasons = c
+                .summary
+                .validity
+                .as_ref()
+                .map(|v| v.reasons.join("; "))
+                .unwrap_or_default();
+            format!(
+                "{DOUBTFUL_MARK} {} at {}{repeat} is doubtful: {reasons}",
+                c.config,
+                c.rate.label()
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +222,57 @@ mod tests {
         assert_eq!(format_value(Some(600.109)), "600.11");
         assert_eq!(format_value(Some(0.004)), "0.00");
         assert_eq!(format_value(None), "");
+    }
+
+    #[test]
+    fn a_doubtful_cell_is_marked_in_the_tables_and_its_reasons_footnoted() {
+        use crate::cells::RateKey;
+        use cqlbench_results::Validity;
+        let cell = |config: &str, repeat: Option<&str>, doubtful: bool| Cell {
+            config: config.into(),
+            rate: RateKey("400".into()),
+            repeat: repeat.map(str::to_string),
+            dir: std::path::PathBuf::new(),
+            summary: Summary {
+                achieved_rate: 400.0,
+                validity: Some(Validity {
+                    doubtful,
+                    reasons: if doubtful {
+                        vec!["steal time 12 %".into()]
+                    } else {
+                        vec![]
+                    },
+                    ..Validity::default()
+                }),
+                ..Summary::default()
+            },
+        };
+        let campaign = Campaign {
+            dir: std::path::PathBuf::new(),
+            configs: vec!["G1".into(), "ZGC".into()],
+            rates: vec![RateKey("400".into())],
+            cells: vec![
+                cell("G1", Some("1"), false),
+                cell("G1", Some("2"), true),
+                cell("ZGC", None, false),
+            ],
+            environment: None,
+        };
+        let throughput = &seed_tables(&campaign)[0];
+        assert_eq!(throughput.doubtful, [[true], [false]]);
+        let rows = formatted_rows(throughput);
+        assert_eq!(rows[0].1, ["400.00†"]);
+        assert_eq!(rows[1].1, ["400.00"]);
+        assert_eq!(
+            doubtful_footnotes(&campaign),
+            ["† G1 at 400 ops/s (repeat 2) is doubtful: steal time 12 %"]
+        );
+        let markdown = crate::markdown(&campaign, &seed_tables(&campaign));
+        assert!(markdown.contains("| G1 | 400.00† |"), "{markdown}");
+        assert!(
+            markdown.contains("\n† G1 at 400 ops/s (repeat 2) is doubtful"),
+            "{markdown}"
+        );
     }
 
     #[test]

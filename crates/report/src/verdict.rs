@@ -163,6 +163,7 @@ mod tests {
             configs: rows.iter().map(|(c, _)| c.to_string()).collect(),
             rates: rates.iter().map(|r| RateKey(r.to_string())).collect(),
             cells,
+            environment: None,
         };
         let tables = crate::tables::seed_tables(&campaign);
         (campaign, tables)

@@ -126,6 +126,69 @@ pub struct Environment {
     pub load_args: Vec<String>,
     /// The plan's text.
     pub plan: String,
+    /// The quick machine probe taken before the first cell (`null`: `--no-probe`).
+    #[serde(default)]
+    pub probe: Option<crate::Probe>,
+    /// The plan's `[cost]` prices (`null`: none given).
+    #[serde(default)]
+    pub cost: Option<Cost>,
+}
+
+/// A plan's `[cost]`: the prices that turn throughput into seed 001's price/performance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Cost {
+    /// The price of one node for an hour.
+    pub node_hourly: f64,
+    /// The price of one load client for an hour.
+    #[serde(default)]
+    pub client_hourly: Option<f64>,
+    /// A fixed monthly fee for the cluster (seed 001's managed Kubernetes control plane).
+    #[serde(default)]
+    pub cluster_monthly: Option<f64>,
+    #[serde(default = "usd")]
+    pub currency: String,
+}
+
+fn usd() -> String {
+    "USD".to_string()
+}
+
+/// What a doubtful cell set aside by `campaign --retry-doubtful` has after its own directory name
+/// (`400.doubtful-1`): kept beside the cell run again, and no cell of the report.
+pub const SET_ASIDE: &str = ".doubtful-";
+
+/// Whether a directory name is a set-aside doubtful cell.
+pub fn is_set_aside(name: &str) -> bool {
+    name.contains(SET_ASIDE)
+}
+
+/// Hours in a month, as cloud price lists count them.
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+impl Cost {
+    /// The price of an hour of `nodes` nodes and `clients` clients, the monthly fee spread over
+    /// its hours.
+    pub fn hourly(&self, nodes: usize, clients: u64) -> f64 {
+        nodes as f64 * self.node_hourly
+            + clients as f64 * self.client_hourly.unwrap_or(0.0)
+            + self.cluster_monthly.unwrap_or(0.0) / HOURS_PER_MONTH
+    }
+
+    /// The first price that is negative or not finite, by its key.
+    pub fn invalid_price(&self) -> Option<(&'static str, f64)> {
+        [
+            ("node-hourly", Some(self.node_hourly)),
+            ("client-hourly", self.client_hourly),
+            ("cluster-monthly", self.cluster_monthly),
+        ]
+        .into_iter()
+        .find_map(|(key, value)| {
+            value
+                .filter(|v| !v.is_finite() || *v < 0.0)
+                .map(|v| (key, v))
+        })
+    }
 }
 
 /// `raw/<cluster>/<cell>/briefs.json` of a Kubernetes run: a load Job's rate and its clients' briefs.

@@ -17,6 +17,7 @@
 //! | `<config>/config.json` | [`ConfigRecord`] | campaign, k8s | report |
 //! | `<config>/jvm-flags.json` | [`JvmFlags`] | campaign | people |
 //! | `environment.json` | [`Environment`] | campaign | people |
+//! | `probe.json` | [`Probe`] | probe, campaign (in `environment.json`) | compare, report |
 //!
 //! Every JSON file carries `version` ([`FORMAT_VERSION`]); a file without it is of version 1 (written
 //! before this crate) and still reads, its absent values made absent (see [`Summary`]). A newer
@@ -32,6 +33,7 @@ mod error;
 pub mod hlog;
 mod intervals;
 mod node;
+mod probe;
 mod slow_ops;
 mod summary;
 pub mod timeline;
@@ -39,8 +41,9 @@ mod version;
 
 pub use atomic::{write_atomically, write_json};
 pub use campaign::{
-    ConfigRecord, DiskRecord, Disks, Environment, EnvironmentConfig, FoundJdk, JobBriefs, JvmFlags,
-    NodeFlags, BRIEFS_FILE, CONFIG_FILE, ENVIRONMENT_FILE, JVM_FLAGS_FILE,
+    is_set_aside, ConfigRecord, Cost, DiskRecord, Disks, Environment, EnvironmentConfig, FoundJdk,
+    JobBriefs, JvmFlags, NodeFlags, BRIEFS_FILE, CONFIG_FILE, ENVIRONMENT_FILE, HOURS_PER_MONTH,
+    JVM_FLAGS_FILE, SET_ASIDE,
 };
 pub use error::ResultsError;
 pub use intervals::{IntervalRow, Intervals, INTERVALS_FILE, INTERVAL_COLUMNS};
@@ -48,6 +51,7 @@ pub use node::{
     node_dirs, GcAnalysis, NodeFigures, PodRecord, Window, FIGURES_FILE, GC_ANALYSIS_FAILED_NOTE,
     GC_ANALYSIS_FILE, NO_GC_LINES_NOTE, POD_FILE,
 };
+pub use probe::{Probe, ToolRecord, PROBE_FILE};
 pub use slow_ops::{read_slow_ops, SlowOp, SLOW_OPS_FILE, SLOW_OP_COLUMNS};
 pub use summary::{
     failures_suffix, rate_kept, rate_note, round3, Brief, ClientSummary, ErrorCounts, ErrorKind,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use cqlbench_campaign::{live, matrix, CampaignError};
+use cqlbench_campaign::{live, matrix, CampaignError, CampaignOptions};
 use cqlbench_cluster::Home;
 
 const PLAN_HELP: &str = r#"The plan (TOML):
@@ -60,8 +60,18 @@ const PLAN_HELP: &str = r#"The plan (TOML):
   steal = 0.05                # steal time, client-cpu (0.9 of its load threads' cores),
                               # lateness-p99-ms (5) and swap-pages-per-s (1)
 
+  [cost]                      # prices for the report's Cost section (seed 001's price/performance):
+  node-hourly = 0.504         # one node for an hour (required in [cost])
+  client-hourly = 0.1         # one load client for an hour (default 0)
+  cluster-monthly = 73        # a fixed monthly fee, spread over 730 hours (default 0)
+  currency = "USD"            # (default USD)
+
+Before the first cell, the quick machine probe (`cqlbench probe --quick`: sysbench and fio, about
+20 s) characterises the machine; --no-probe skips it.
+
 Results (DIR, default ./cqlbench-campaign-<plan name>):
-  plan.toml, environment.json   the plan, and the machine and software it ran on
+  plan.toml, environment.json   the plan, and the machine and software it ran on (with the
+                                machine probe and the [cost] prices)
   tables.txt                    the seeds' four tables, the windows their p99s were taken over,
                                 then the result in one sentence computed from them (the top
                                 rate's write Average p99, worst against best)
@@ -76,7 +86,10 @@ Results (DIR, default ./cqlbench-campaign-<plan name>):
 
 A cell is written when it completes (built as <config>/.<rate>.partial, then renamed). Running the
 same plan into the same directory skips finished cells; Ctrl-C stops the current cell, discards it,
-and stops the cluster.
+and stops the cluster. A cell whose result is doubtful (taken while other processes used the CPU,
+the hypervisor stole time, or the client was saturated: summary.json validity) is marked † in the
+report's tables with its reasons in a footnote; --retry-doubtful runs exactly those cells again,
+keeping each doubtful result beside as <config>/<rate>.doubtful-<n>.
 
 Examples:
   cqlbench campaign examples/seed-000-one-machine.toml --dry-run
@@ -114,6 +127,15 @@ pub struct CampaignArgs {
         default_value = "5s"
     )]
     prometheus_linger: String,
+
+    /// Skip the quick machine probe (sysbench and fio, about 20 s) taken before the first cell
+    #[arg(long = "no-probe")]
+    no_probe: bool,
+
+    /// Run again the finished cells whose result is doubtful (summary.json validity: the machine was
+    /// not quiet); each doubtful result is kept beside the new one as <cell>.doubtful-<n>
+    #[arg(long = "retry-doubtful")]
+    retry_doubtful: bool,
 }
 
 pub fn execute(args: CampaignArgs) -> Result<()> {
@@ -143,13 +165,12 @@ pub fn execute(args: CampaignArgs) -> Result<()> {
     let home = Home::from_env();
     let mut progress = |line: &str| eprintln!("{line}");
     let exporter = live::start_exporter(prometheus, &mut progress)?;
-    let outcome = cqlbench_campaign::run(
-        &plan,
-        &dir,
-        &home,
-        exporter.as_ref().map(|e| e.metrics()),
-        &mut progress,
-    );
+    let options = CampaignOptions {
+        live: exporter.as_ref().map(|e| e.metrics().clone()),
+        probe: !args.no_probe,
+        retry_doubtful: args.retry_doubtful,
+    };
+    let outcome = cqlbench_campaign::run(&plan, &dir, &home, &options, &mut progress);
     live::stop_exporter(exporter, prometheus, &mut progress);
     match outcome {
         Ok(outcome) => {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use cqlbench_results::{Probe, PROBE_FILE, SUMMARY_FILE};
 
 const REPORT_HELP: &str = "\
 A campaign directory holds one result directory (as `cqlbench run -o` writes it) per configuration
@@ -130,25 +131,44 @@ significant. Means (throughput, mean latency) use Welch's t-test on per-second v
 sample size adjusted for the correlation between neighbouring seconds (as latte's `show -b`);
 percentiles (p50, p99, p99.9) a moving-block bootstrap over the one-second HdrHistograms.
 
-Example:
-  cqlbench compare results/gc/G1-jdk17/25000 results/gc/Shenandoah-jdk17/25000";
+Two machine probes (`cqlbench probe -o DIR`; a campaign's is in its environment.json) are shown
+side by side instead: every figure of either, and B / A.
+
+Examples:
+  cqlbench compare results/gc/G1-jdk17/25000 results/gc/Shenandoah-jdk17/25000
+  cqlbench compare probe-aws/probe.json probe-gcp/probe.json";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_HELP)]
 pub struct CompareArgs {
-    /// The baseline run directory
+    /// The baseline run directory (or probe.json, or a directory holding one)
     #[arg(value_name = "A")]
     pub a: PathBuf,
-    /// The run directory compared with it
+    /// The run directory compared with it (or a second probe)
     #[arg(value_name = "B")]
     pub b: PathBuf,
 }
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    if let (Some(a), Some(b)) = (probe_dir(&args.a), probe_dir(&args.b)) {
+        let (pa, pb) = (Probe::read(&a)?, Probe::read(&b)?);
+        let (na, nb) = (args.a.display().to_string(), args.b.display().to_string());
+        print!("{}", cqlbench_report::probe_comparison(&pa, &pb, &na, &nb));
+        return Ok(());
+    }
     let rows = cqlbench_report::compare_runs(&args.a, &args.b)?;
     print!(
         "{}",
         cqlbench_report::format_comparison(&args.a, &args.b, &rows)
     );
     Ok(())
+}
+
+/// The directory of a probe given as `probe.json` or as a directory holding one (and no run).
+fn probe_dir(path: &std::path::Path) -> Option<PathBuf> {
+    if path.file_name().is_some_and(|n| n == PROBE_FILE) && path.is_file() {
+        return path.parent().map(|p| p.to_path_buf());
+    }
+    (path.join(PROBE_FILE).is_file() && !path.join(SUMMARY_FILE).is_file())
+        .then(|| path.to_path_buf())
 }

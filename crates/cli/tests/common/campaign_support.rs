@@ -13,7 +13,7 @@ use cqlbench_cluster::Home;
 pub fn private_home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let shared = Home::from_env();
-    for cache in ["cassandra", "jdks"] {
+    for cache in ["cassandra", "jdks", "tools"] {
         let from = shared.root().join(cache);
         std::fs::create_dir_all(&from).unwrap();
         std::os::unix::fs::symlink(&from, dir.path().join(cache)).unwrap();
