@@ -66,7 +66,7 @@ fn the_quick_probe_measures_what_sysbench_and_fio_say() {
         ("compaction", "read"),
         ("compaction", "write"),
     ] {
-        for what in ["iops", "bw_mib_s", "lat_p50_ms", "lat_p99_ms"] {
+        for what in ["iops", "bw_mb_s", "lat_p50_ms", "lat_p99_ms"] {
             names.push(format!("fio.{profile}.{direction}.{what}"));
         }
         let p50 = figure(&probe, &format!("fio.{profile}.{direction}.lat_p50_ms"));

@@ -119,7 +119,7 @@ pub fn run(
             })?;
         let key = |figure: &str| format!("fio.{}.{}.{figure}", profile.name, job.direction.name());
         figures.insert(key("iops"), round(stats.iops, 1));
-        figures.insert(key("bw_mib_s"), round(stats.bw_bytes as f64 / 1048576.0, 2));
+        figures.insert(key("bw_mb_s"), round(stats.bw_bytes as f64 / 1e6, 2));
         let percentile = |p: &str| stats.clat_ns.percentile.get(p).map(|ns| round(ns / 1e6, 3));
         if let Some(p50) = percentile("50.000000") {
             figures.insert(key("lat_p50_ms"), p50);

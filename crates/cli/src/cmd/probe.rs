@@ -13,12 +13,12 @@ Characterises the machine before a benchmark is trusted, as seed 001 did before 
   sysbench cpu (1 thread, then all cores)      sysbench.cpu.threads_<N>.events_per_s
   sysbench memory (1 MiB blocks, 1 thread)     sysbench.memory.block_1m.threads_1.mib_per_s
   fio commitlog: one sequential writer of 32 KiB blocks through the page cache, synced every
-    32 writes (Cassandra's commit log)         fio.commitlog.write.{iops,bw_mib_s,lat_p50_ms,lat_p99_ms}
+    32 writes (Cassandra's commit log)         fio.commitlog.write.{iops,bw_mb_s,lat_p50_ms,lat_p99_ms}
   fio compaction: random 4 KiB direct reads, 8 in flight (SSTable reads), beside a sequential
     writer of 256 KiB blocks (compaction output)
-                                               fio.compaction.{read,write}.{iops,bw_mib_s,lat_p50_ms,lat_p99_ms}
+                                               fio.compaction.{read,write}.{iops,bw_mb_s,lat_p50_ms,lat_p99_ms}
 
-Latencies are fio's completion latency percentiles; bandwidth is in MiB/s, fio's own unit. The
+Latencies are fio's completion latency percentiles; bandwidth is in MB/s (10^6 bytes/s). The
 figures come from the tools' own reports (fio's JSON). Also recorded: CPU model, cores, memory,
 kernel, and the filesystem and device of the data directory, where fio's scratch files go (and
 are removed). A filesystem that refuses direct I/O (tmpfs) runs the direct jobs buffered, noted.
