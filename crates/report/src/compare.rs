@@ -465,9 +465,17 @@ pub(crate) fn comparison_rows(campaign: &crate::Campaign) -> Vec<Vec<String>> {
                 rows.push(cells);
             }
         };
-    let named = |cell: &crate::Cell| match &cell.repeat {
-        Some(r) => format!("{} (repeat {r})", cell.config),
-        None => cell.config.clone(),
+    // A doubtful cell's name carries the mark its footnote explains.
+    let named = |cell: &crate::Cell| {
+        let name = match &cell.repeat {
+            Some(r) => format!("{} (repeat {r})", cell.config),
+            None => cell.config.clone(),
+        };
+        if cell.is_doubtful() {
+            format!("{name}{}", crate::DOUBTFUL_MARK)
+        } else {
+            name
+        }
     };
     let Some(baseline) = campaign.configs.first() else {
         return rows;

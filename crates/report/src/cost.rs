@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cqlbench_results::{ConfigRecord, Cost, HOURS_PER_MONTH};
 
-use crate::cells::{group_thousands, Campaign, Cell};
+use crate::cells::{group_thousands, Campaign, Cell, DOUBTFUL_MARK};
 
 /// One configuration's cost: what an hour of it costs, and what each rate achieved for the money.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ pub struct CostTable {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostRow {
-    /// The rate's column heading, or "max throughput".
+    /// The rate's column heading, or "max throughput"; marked † when a cell of it is doubtful.
     pub label: String,
     /// Successful operations per second (the mean over repeats).
     pub achieved: f64,
@@ -69,16 +69,28 @@ pub fn cost_tables(campaign: &Campaign, cost: &Cost) -> Vec<CostTable> {
                         .map(|c| c.summary.achieved_rate)
                         .collect();
                     let mean = achieved.iter().sum::<f64>() / achieved.len().max(1) as f64;
+                    let doubtful = campaign.cells_at(config, rate).any(Cell::is_doubtful);
                     (!achieved.is_empty()).then(|| CostRow {
-                        label: rate.label(),
+                        label: if doubtful {
+                            format!("{}{DOUBTFUL_MARK}", rate.label())
+                        } else {
+                            rate.label()
+                        },
                         achieved: mean,
                         per_currency_hour: per_hour(mean),
                     })
                 })
                 .collect();
-            let max = rows.iter().map(|r| r.achieved).fold(0.0, f64::max);
+            // The highest rate's row stands for the maximum, its mark included.
+            let top = rows.iter().max_by(|a, b| a.achieved.total_cmp(&b.achieved));
+            let marked = top.is_some_and(|r| r.label.ends_with(DOUBTFUL_MARK));
+            let max = top.map_or(0.0, |r| r.achieved);
             rows.push(CostRow {
-                label: "max throughput".into(),
+                label: if marked {
+                    format!("max throughput{DOUBTFUL_MARK}")
+                } else {
+                    "max throughput".into()
+                },
                 achieved: max,
                 per_currency_hour: per_hour(max),
             });

@@ -267,6 +267,16 @@ mod tests {
             doubtful_footnotes(&campaign),
             ["† G1 at 400 ops/s (repeat 2) is doubtful: steal time 12 %"]
         );
+        let cost = cqlbench_results::Cost {
+            node_hourly: 1.0,
+            client_hourly: None,
+            cluster_monthly: None,
+            currency: "USD".into(),
+        };
+        let costs = crate::cost::cost_tables(&campaign, &cost);
+        let labels: Vec<&str> = costs[0].rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["400 ops/s†", "max throughput†"]);
+        assert_eq!(costs[1].rows[0].label, "400 ops/s");
         let markdown = crate::markdown(&campaign, &seed_tables(&campaign));
         assert!(markdown.contains("| G1 | 400.00† |"), "{markdown}");
         assert!(
