@@ -29,9 +29,11 @@ pub mod plan;
 mod runner;
 mod slo;
 pub mod tables;
+mod wall_time;
 
 pub use environment::record as record_environment;
 pub use error::CampaignError;
 pub use plan::{load_plan, parse_plan, parse_plan_with_k8s, ConfigPlan, LoadPlan, Plan, RateMode};
 pub use runner::{next_cell, run, CampaignOptions, Outcome, PLAN_FILE};
 pub use slo::{meets_slo, slo_capacity};
+pub use wall_time::WallTime;

@@ -17,6 +17,7 @@ use crate::figures::{self, CpuSampler};
 use crate::matrix::{self, Cell, CellRate};
 use crate::plan::{Plan, RateMode};
 use crate::slo::{meets_slo, read_summary};
+use crate::wall_time::{self, WallTime};
 
 /// The copy of the plan a campaign directory belongs to.
 pub const PLAN_FILE: &str = "plan.toml";
@@ -30,6 +31,8 @@ pub struct Outcome {
     pub skipped: usize,
     /// The seed tables, as printed.
     pub tables: String,
+    /// Where the wall time went, measured windows first.
+    pub wall: WallTime,
 }
 
 /// Runs `plan` into `dir`. `progress` gets one line per event and, during a cell, one per second.
@@ -42,8 +45,10 @@ pub fn run(
     options: &CampaignOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CampaignError> {
+    let started = Instant::now();
     let live = options.live.as_ref();
-    prepare_directory(plan, dir, home, options.probe, progress)?;
+    let mut probe_time = Duration::ZERO;
+    prepare_directory(plan, dir, home, options.probe, &mut probe_time, progress)?;
     if options.retry_doubtful {
         let moved = crate::doubtful::set_aside(plan, dir)?;
         progress(&format!(
@@ -60,6 +65,7 @@ pub fn run(
     cqlbench_cluster::interrupt::defer();
     remove_leftover_clusters(plan, home, progress)?;
     let mut tracker = Tracker::new(plan, live.cloned());
+    tracker.wall.probe = probe_time;
     for (index, config) in plan.configs.iter().enumerate() {
         let config_dir = dir.join(&config.dir_name);
         tracker.skipped += count_finished(plan, index, dir);
@@ -80,11 +86,16 @@ pub fn run(
             config.name,
             cqlbench_cluster::lifecycle::describe_spec(&config.spec)
         ));
+        let cluster_started = Instant::now();
+        let mut inside = Duration::ZERO;
         cqlbench_cluster::with_cluster(home, &config.spec, progress, |state, progress| {
-            run_config(plan, index, dir, state, &mut tracker, progress)
+            wall_time::timed(&mut inside, || {
+                run_config(plan, index, dir, state, &mut tracker, progress)
+            })
         })?;
         // Its data is of no further use: the next run of this configuration starts fresh.
         cqlbench_cluster::destroy(home, &config.spec.name, progress)?;
+        tracker.wall.clusters += cluster_started.elapsed().saturating_sub(inside);
         tracker.configs_left -= 1;
     }
     let tables = crate::tables::render(plan, dir);
@@ -93,10 +104,12 @@ pub fn run(
     // report.md and report.html: the same tables with every cell's percentiles and the charts.
     let order: Vec<String> = plan.configs.iter().map(|c| c.dir_name.clone()).collect();
     cqlbench_report::write_report(&cqlbench_report::discover(dir, &order)?, dir)?;
+    tracker.wall.total = started.elapsed();
     Ok(Outcome {
         ran: tracker.ran,
         skipped: tracker.skipped,
         tables,
+        wall: tracker.wall,
     })
 }
 
@@ -128,6 +141,7 @@ struct Tracker {
     configs_left: usize,
     per_cell: Duration,
     live: Option<LiveMetrics>,
+    wall: WallTime,
 }
 
 impl Tracker {
@@ -143,6 +157,7 @@ impl Tracker {
             configs_left: plan.configs.len(),
             per_cell: plan.load.duration + plan.load.warmup + matrix::CELL_OVERHEAD,
             live,
+            wall: WallTime::default(),
         }
     }
 
@@ -204,6 +219,7 @@ fn prepare_directory(
     dir: &Path,
     home: &Home,
     probe: bool,
+    probe_time: &mut Duration,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), CampaignError> {
     std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
@@ -223,7 +239,9 @@ fn prepare_directory(
     if !dir.join(cqlbench_results::ENVIRONMENT_FILE).exists() {
         let mut record = crate::environment::record(plan, dir, home);
         if probe {
-            record.probe = Some(quick_probe(home, progress)?);
+            record.probe = Some(wall_time::timed(probe_time, || {
+                quick_probe(home, progress)
+            })?);
         }
         record.write(dir)?;
     }
@@ -352,7 +370,9 @@ fn run_config(
         .map(|a| a.to_string())
         .collect();
     if plan.load.populate > 0 {
-        populate(plan, &config_dir, hosts.clone(), progress)?;
+        wall_time::timed(&mut tracker.wall.populate, || {
+            populate(plan, &config_dir, hosts.clone(), progress)
+        })?;
     }
     while let Some(cell) = next_cell(plan, config, dir)? {
         if cqlbench_cluster::interrupt::received() {
@@ -428,7 +448,7 @@ fn run_cell(
     dir: &Path,
     state: &ClusterState,
     hosts: Vec<String>,
-    tracker: &Tracker,
+    tracker: &mut Tracker,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), CampaignError> {
     let final_dir = cell.dir(plan, dir);
@@ -452,7 +472,9 @@ fn run_cell(
         .cell_options(rate, cell.duration, hosts, &partial)?;
     options.live = tracker.live_for(plan, cell);
     let sampler = CpuSampler::start(state.nodes.iter().filter_map(|n| n.pid).collect());
+    let load_started = Instant::now();
     let result = cqlbench_load::run(&options, &mut |line| progress(&format!("{place} {line}")));
+    let load_time = load_started.elapsed();
     let result = match result {
         Ok(result) => result,
         Err(error) => {
@@ -471,11 +493,16 @@ fn run_cell(
         let _ = std::fs::remove_dir_all(&partial);
         return Err(CampaignError::Interrupted);
     }
+    let measured = Duration::from_secs_f64(summary.duration_s.max(0.0));
+    tracker.wall.measured += measured;
+    tracker.wall.warmup += load_time.saturating_sub(measured);
     let successful = summary.successful_ops();
+    let figures_started = Instant::now();
     for (node, cpu) in state.nodes.iter().zip(cpu) {
         let node_dir = partial.join(format!("node{}", node.index));
         figures::collect_node(node, &options.keyspace, window, cpu, successful, &node_dir)?;
     }
+    tracker.wall.cell_figures += figures_started.elapsed();
     if let Some(parent) = final_dir.parent() {
         std::fs::create_dir_all(parent).context(|| format!("creating {}", parent.display()))?;
     }

@@ -800,6 +800,7 @@ fn retry_a_doubtful_cell(home: &Path, plan: &Path, out: &Path, log: &Path) {
         quiet.write(&out.join(other)).unwrap();
     }
     let before = kept_cells(out);
+    let started = std::time::Instant::now();
     let mut child = spawn_with(home, plan, out, log, &["--retry-doubtful"]);
     let status = child.wait().unwrap();
     let text = std::fs::read_to_string(log).unwrap();
@@ -824,10 +825,60 @@ fn retry_a_doubtful_cell(home: &Path, plan: &Path, out: &Path, log: &Path) {
         rerun.measured_start_unix_s > marked.measured_start_unix_s,
         "a new run"
     );
+    check_wall_time_line(&text, rerun.duration_s, started.elapsed());
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         !report.contains("doubtful-1") && !report.contains("marked doubtful by the test"),
         "{report}"
     );
     assert_eq!(node_processes(home), Vec::<i32>::new(), "{text}");
+}
+
+/// The campaign's last line: the one cell run had `measured_s` in its window, out of a whole that
+/// the test saw take at most `elapsed`.
+fn check_wall_time_line(text: &str, measured_s: f64, elapsed: std::time::Duration) {
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("time in measured windows: "))
+        .unwrap_or_else(|| panic!("no wall time line in {text}"));
+    let (measured, rest) = line.split_once(" of ").expect(line);
+    let measured_whole = std::time::Duration::from_secs_f64(measured_s);
+    assert_eq!(
+        measured,
+        cqlbench_campaign::matrix::format_duration(measured_whole),
+        "{line}"
+    );
+    let (total, rest) = rest.split_once(" (").expect(line);
+    let share: f64 = rest.split_once(" %)").expect(line).0.parse().expect(line);
+    let total_s = parse_duration_s(total);
+    assert!(
+        total_s <= elapsed.as_secs_f64() + 1.0,
+        "{line} within {elapsed:?}"
+    );
+    let expected = 100.0 * measured_s / total_s;
+    // The printed total is whole seconds: the share agrees within that rounding.
+    let rounding = 100.0 * measured_s / (total_s * total_s);
+    assert!(
+        (share - expected).abs() <= rounding + 0.1 && share > 0.0 && share < 100.0,
+        "{line}: expected about {expected:.1} %"
+    );
+    for part in ["warm-ups", "clusters", "cell figures"] {
+        assert!(line.contains(part), "{part:?} in {line}");
+    }
+}
+
+/// `1m 02s` → 62.
+fn parse_duration_s(text: &str) -> f64 {
+    text.split(' ')
+        .map(|part| {
+            let (number, unit) = part.split_at(part.len() - 1);
+            let number: f64 = number.parse().expect(text);
+            match unit {
+                "h" => number * 3600.0,
+                "m" => number * 60.0,
+                "s" => number,
+                _ => panic!("unit of {text}"),
+            }
+        })
+        .sum()
 }

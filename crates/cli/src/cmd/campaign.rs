@@ -182,6 +182,7 @@ pub fn execute(args: CampaignArgs) -> Result<()> {
                 dir.display()
             );
             println!("report: {}", dir.join("report.html").display());
+            println!("{}", outcome.wall.describe());
             Ok(())
         }
         Err(CampaignError::Interrupted) => {
