@@ -493,9 +493,7 @@ fn run_cell(
         let _ = std::fs::remove_dir_all(&partial);
         return Err(CampaignError::Interrupted);
     }
-    let measured = Duration::from_secs_f64(summary.duration_s.max(0.0));
-    tracker.wall.measured += measured;
-    tracker.wall.warmup += load_time.saturating_sub(measured);
+    tracker.wall.add_load_run(summary.duration_s, load_time);
     let successful = summary.successful_ops();
     let figures_started = Instant::now();
     for (node, cpu) in state.nodes.iter().zip(cpu) {

@@ -35,6 +35,13 @@ impl WallTime {
         self.measured.as_secs_f64() / self.total.as_secs_f64()
     }
 
+    /// A cell's load run: `measured_s` in its window, the rest of `whole` warming up and winding down.
+    pub(crate) fn add_load_run(&mut self, measured_s: f64, whole: Duration) {
+        let measured = Duration::from_secs_f64(measured_s.max(0.0));
+        self.measured += measured;
+        self.warmup += whole.saturating_sub(measured);
+    }
+
     /// What none of the named parts accounts for (the report, the directory, resumed cells' checks).
     pub fn other(&self) -> Duration {
         self.total.saturating_sub(

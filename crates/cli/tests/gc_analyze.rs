@@ -295,3 +295,26 @@ fn help_teaches() {
         assert!(help.contains(needle), "{needle} not in help:\n{help}");
     }
 }
+
+#[test]
+fn threads_change_the_speed_never_the_figures() {
+    let log = fixture("cassandra/c5.0.9-jdk17-g1.log");
+    let log = log.to_str().unwrap();
+    let all_cores = json_of(&cqlbench(&["gc", "analyze", log, "--json"]));
+    for threads in ["1", "3"] {
+        let cut = json_of(&cqlbench(&[
+            "gc",
+            "analyze",
+            log,
+            "--json",
+            "--threads",
+            threads,
+        ]));
+        assert_eq!(cut, all_cores, "--threads {threads}");
+    }
+    assert!(all_cores["pauses"]["count"].as_u64().unwrap() > 0);
+    let refused = cqlbench(&["gc", "analyze", log, "--threads", "0"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--threads"), "{stderr}");
+}

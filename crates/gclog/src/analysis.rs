@@ -391,12 +391,7 @@ impl<'w> Analyzer<'w> {
             // JDK 8 and unified lines never mix in one JVM's log; the first one decides.
             self.format.get_or_insert(line.format);
         }
-        let time = self.time_of(&line.stamp);
-        if let Some(time) = time {
-            self.first_time = Some(self.first_time.map_or(time, |first| first.min(time)));
-            self.last_time = Some(self.last_time.map_or(time, |last| last.max(time)));
-        }
-        time
+        self.note_time(&line.stamp)
     }
 
     /// A safepoint's stopped time (and time to safepoint), stamped when it ended.
@@ -441,11 +436,35 @@ impl<'w> Analyzer<'w> {
 
     /// Feeds one line (with or without its line terminator).
     pub fn feed(&mut self, raw: &[u8]) {
+        match parse_line_lazily(raw) {
+            Some(line) => self.feed_line(line),
+            None => self.note_quiet_lines(1, 1, Format::Unknown),
+        }
+    }
+
+    /// Lines with nothing to record (no event, or not understood), counted as [`Analyzer::feed`]
+    /// would count them one by one; their times come through [`Analyzer::note_time`].
+    pub(crate) fn note_quiet_lines(&mut self, lines: u64, unparsed: u64, format: Format) {
+        self.lines += lines;
+        self.unparsed_lines += unparsed;
+        if format != Format::Unknown {
+            self.format.get_or_insert(format);
+        }
+    }
+
+    /// A line's time on the log's clock: it extends the log's span.
+    pub(crate) fn note_time(&mut self, stamp: &Stamp) -> Option<i64> {
+        let time = self.time_of(stamp);
+        if let Some(time) = time {
+            self.first_time = Some(self.first_time.map_or(time, |first| first.min(time)));
+            self.last_time = Some(self.last_time.map_or(time, |last| last.max(time)));
+        }
+        time
+    }
+
+    /// One line that was understood.
+    pub(crate) fn feed_line(&mut self, line: Line<'_>) {
         self.lines += 1;
-        let Some(line) = parse_line_lazily(raw) else {
-            self.unparsed_lines += 1;
-            return;
-        };
         let time = self.note_line(&line);
         // Only detail lines of the same collection come between an inner pause and the pause it ran
         // inside; anything else means the held pause stands alone.

@@ -56,12 +56,12 @@ impl Input {
     }
 
     /// A buffered line reader over the part, decompressing gzip (detected by content, not name).
-    pub fn open(&self) -> Result<Box<dyn BufRead>, GcLogError> {
+    pub fn open(&self) -> Result<Box<dyn BufRead + Send>, GcLogError> {
         let error = |source| GcLogError::Read {
             path: self.display(),
             source,
         };
-        let raw: Box<dyn Read> = match self {
+        let raw: Box<dyn Read + Send> = match self {
             Input::Path(path) => Box::new(File::open(path).map_err(error)?),
             Input::Stdin => Box::new(io::stdin()),
         };
@@ -74,6 +74,36 @@ impl Input {
             )))
         } else {
             Ok(Box::new(reader))
+        }
+    }
+}
+
+impl Input {
+    /// The part's bytes, decompressed when gzip, without a buffer of their own: for readers that
+    /// read large blocks into their own memory.
+    pub fn open_unbuffered(&self) -> Result<Box<dyn Read + Send>, GcLogError> {
+        let error = |source| GcLogError::Read {
+            path: self.display(),
+            source,
+        };
+        let mut raw: Box<dyn Read + Send> = match self {
+            Input::Path(path) => Box::new(File::open(path).map_err(error)?),
+            Input::Stdin => Box::new(io::stdin()),
+        };
+        let mut head = Vec::with_capacity(GZIP_MAGIC.len());
+        (&mut raw)
+            .take(GZIP_MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(error)?;
+        let gzip = head == GZIP_MAGIC;
+        let whole = io::Cursor::new(head).chain(raw);
+        if gzip {
+            Ok(Box::new(MultiGzDecoder::new(BufReader::with_capacity(
+                READ_BUFFER,
+                whole,
+            ))))
+        } else {
+            Ok(Box::new(whole))
         }
     }
 }

@@ -26,12 +26,14 @@
 
 mod analysis;
 mod input;
+mod parallel;
 mod parse;
 mod report;
 mod window;
 
 pub use analysis::{gc_operation_kind, Analyzer};
 pub use input::{order_rotated_parts, parts_in_dir, rotated_parts, Input};
+pub use parallel::Parallelism;
 pub use parse::{
     continue_collection, parse_line, CollectionProgress, Event, Format, HeapChange, Line, Stamp,
     StampAt,
@@ -62,13 +64,25 @@ pub enum GcLogError {
 }
 
 /// Analyses one JVM's log, given as one or more parts (rotated files, `.gz` parts, or standard input).
-/// Parts are ordered by their first timestamp (rotation names as the tie-break) and read as one stream.
+/// Parts are ordered by their first timestamp (rotation names as the tie-break) and read as one stream,
+/// parsed on every core of the machine.
 /// `timeline`, when given, receives `start,end,kind` for every pause and safepoint as it is read.
 /// `progress` is called with the number of bytes read so far, every few megabytes.
 pub fn analyze(
     inputs: &[Input],
     timeline: Option<&mut dyn Write>,
     progress: &mut dyn FnMut(u64),
+) -> Result<Report, GcLogError> {
+    analyze_with(inputs, timeline, progress, Some(Parallelism::of_machine()))
+}
+
+/// [`analyze`] with the cores given; `None` reads one line at a time on this thread (the reference
+/// the parallel reading is held to: both give the same report).
+pub fn analyze_with(
+    inputs: &[Input],
+    timeline: Option<&mut dyn Write>,
+    progress: &mut dyn FnMut(u64),
+    parallelism: Option<Parallelism>,
 ) -> Result<Report, GcLogError> {
     if inputs.is_empty() {
         return Err(GcLogError::NoInput);
@@ -79,28 +93,29 @@ pub fn analyze(
         writeln!(out, "start,end,kind").map_err(GcLogError::Timeline)?;
     }
     let mut analyzer = Analyzer::new(timeline);
-    let mut buffer = Vec::with_capacity(512);
     let mut bytes_read: u64 = 0;
     let mut next_progress: u64 = PROGRESS_STEP;
-    for part in &ordered {
-        let mut reader = part.open()?;
-        loop {
-            let read = input::read_line_bounded(&mut *reader, &mut buffer).map_err(|source| {
-                GcLogError::Read {
-                    path: part.display(),
-                    source,
-                }
-            })?;
-            if read == 0 {
-                break;
-            }
-            analyzer.feed(&buffer);
-            bytes_read += read as u64;
-            if bytes_read >= next_progress {
-                progress(bytes_read);
-                next_progress += PROGRESS_STEP;
-            }
+    let mut count = |read: u64| {
+        bytes_read += read;
+        if bytes_read >= next_progress {
+            progress(bytes_read);
+            next_progress = (bytes_read / PROGRESS_STEP + 1) * PROGRESS_STEP;
         }
+    };
+    for part in &ordered {
+        let read = match parallelism {
+            Some(parallelism) => parallel::feed_all(
+                &mut analyzer,
+                part.open_unbuffered()?,
+                parallelism,
+                &mut count,
+            ),
+            None => feed_line_by_line(&mut analyzer, part.open()?, &mut count),
+        };
+        read.map_err(|source| GcLogError::Read {
+            path: part.display(),
+            source,
+        })?;
         if let Some(error) = analyzer.take_timeline_error() {
             return Err(GcLogError::Timeline(error));
         }
@@ -121,6 +136,22 @@ pub fn analyze(
         });
     }
     Ok(analyzer.finish())
+}
+
+fn feed_line_by_line(
+    analyzer: &mut Analyzer<'_>,
+    mut reader: Box<dyn std::io::BufRead + Send>,
+    count: &mut dyn FnMut(u64),
+) -> std::io::Result<()> {
+    let mut buffer = Vec::with_capacity(512);
+    loop {
+        let read = input::read_line_bounded(&mut *reader, &mut buffer)?;
+        if read == 0 {
+            return Ok(());
+        }
+        analyzer.feed(&buffer);
+        count(read as u64);
+    }
 }
 
 const PROGRESS_STEP: u64 = 64 << 20;

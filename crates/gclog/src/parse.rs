@@ -227,6 +227,21 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .find(|&at| &haystack[at..at + needle.len()] == needle)
 }
 
+/// An unsigned decimal as `str::parse::<u64>` reads it (an optional `+`, digits, no overflow),
+/// without checking the bytes as UTF-8 first: it runs for most lines of a G1 log.
+fn unsigned(bytes: &[u8]) -> Option<u64> {
+    let digits = bytes.strip_prefix(b"+").unwrap_or(bytes);
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, digit| {
+        let digit = digit.wrapping_sub(b'0');
+        (digit < 10)
+            .then_some(())
+            .and_then(|()| value.checked_mul(10)?.checked_add(u64::from(digit)))
+    })
+}
+
 fn as_str(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
@@ -352,10 +367,17 @@ fn split_decorators(line: &[u8]) -> Option<Decorated<'_>> {
     let mut rest = line;
     let mut decorators = 0;
     while rest.first() == Some(&b'[') {
-        let close = rest.iter().position(|b| *b == b']')?;
+        // One pass finds the decorator's end, or a space first (a padded tag like `[gc,start    ]`,
+        // or text in brackets that is no decorator): only then is the content looked at again.
+        let inside = &rest[1..];
+        let (close, spaced) = match memchr::memchr2(b']', b' ', inside) {
+            Some(at) if inside[at] == b']' => (at + 1, false),
+            Some(at) => (at + 2 + memchr::memchr(b']', &inside[at + 1..])?, true),
+            None => return None,
+        };
         let content = &rest[1..close];
         let trimmed = trim_end(content);
-        if trimmed.is_empty() || trimmed.contains(&b' ') {
+        if trimmed.is_empty() || (spaced && trimmed.contains(&b' ')) {
             break;
         }
         classify_decorator(trimmed, &mut stamp, &mut wall_clock);
@@ -434,7 +456,7 @@ fn strip_gc_prefix(message: &[u8]) -> GcMessage<'_> {
     let mut gc_id = None;
     if starts_with(rest, b"GC(") {
         if let Some(close) = rest.iter().position(|b| *b == b')') {
-            gc_id = as_str(&rest[3..close]).and_then(|id| id.parse().ok());
+            gc_id = unsigned(&rest[3..close]);
             rest = trim_start(&rest[close + 1..]);
         }
     }
@@ -1224,6 +1246,31 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unsigned_reads_what_str_parse_reads() {
+        let cases = [
+            "0",
+            "12",
+            "+7",
+            "",
+            "+",
+            "-1",
+            "1a",
+            " 1",
+            "18446744073709551615",
+            "18446744073709551616",
+            "007",
+            "12 ",
+        ];
+        for case in cases {
+            assert_eq!(
+                super::unsigned(case.as_bytes()),
+                case.parse::<u64>().ok(),
+                "{case:?}"
+            );
+        }
+    }
+
     use super::*;
 
     fn event(line: &str) -> Event<'_> {

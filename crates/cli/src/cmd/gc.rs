@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use cqlbench_gclog::{analyze, Input};
+use cqlbench_gclog::{analyze_with, Input, Parallelism};
 
 #[derive(Debug, Args)]
 pub struct GcArgs {
@@ -33,6 +33,7 @@ enum GcCommand {
             cqlbench gc analyze ~/.cache/cqlbench/clusters/default/node1/logs/gc.log*\n  \
             cqlbench gc analyze gc.log --json | jq .time_sampled\n  \
             cqlbench gc analyze gc.log --timeline pauses.csv\n  \
+            cqlbench gc analyze big-gc.log --threads 1      # leave the other cores to a running node\n  \
             zcat old-gc.log.gz | cqlbench gc analyze -"
     )]
     Analyze(AnalyzeArgs),
@@ -51,6 +52,10 @@ struct AnalyzeArgs {
     /// time, else seconds of JVM uptime)
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
+    /// Cores to parse on (default: all of them). The log is cut at line boundaries, the parts are
+    /// parsed at once and analysed in order: the figures are those of one sequential pass
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 pub fn execute(args: GcArgs) -> anyhow::Result<()> {
@@ -89,10 +94,15 @@ fn analyze_command(args: AnalyzeArgs) -> anyhow::Result<()> {
     let mut progress = |bytes: u64| {
         eprintln!("read {} MiB …", bytes >> 20);
     };
-    let report = analyze(
+    let parallelism = match args.threads {
+        Some(threads) => Parallelism::with_threads(usize::from(threads)),
+        None => Parallelism::of_machine(),
+    };
+    let report = analyze_with(
         &inputs,
         timeline.as_mut().map(|w| w as &mut dyn Write),
         &mut progress,
+        Some(parallelism),
     )?;
     if let (Some(mut writer), Some(path)) = (timeline, &args.timeline) {
         writer

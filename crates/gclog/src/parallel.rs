@@ -1,0 +1,478 @@
+//! Reading a log on every core, with the numbers of one sequential pass.
+//!
+//! A reader thread fills batches of whole lines (decompressing a gzip part as it goes); each batch
+//! is cut at line boundaries into slices that the cores parse at once; the analyser then takes the
+//! slices' results in order. Parsing a line needs nothing from the lines before it, so it is the part
+//! spread over the cores; everything that does (restarts, collections open across lines, held pauses,
+//! the time-sampled distribution) stays in the one analyser, fed in the log's order, so the result is
+//! the same as one pass by construction.
+//!
+//! Most lines record nothing (phase details, region counts): a slice hands those over as runs, their
+//! count and the few times that matter, so that the analyser's sequential share stays small. Within
+//! a run of times that never go down (a JVM's uptime), only the first and the last can change what
+//! the analyser keeps (its span, and a restart, which a drop in uptime shows), so a run is cut where
+//! a time goes down and each part passes on its two ends.
+
+use std::io::{self, Read};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+
+use crate::analysis::Analyzer;
+use crate::input::MAX_LINE_BYTES;
+use crate::parse::{parse_line_lazily, Event, Format, Line, Stamp};
+
+/// How the work is spread: `threads` cores, each taking slices of about `slice_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallelism {
+    pub threads: usize,
+    pub slice_bytes: usize,
+    /// Bytes the reader hands over at a time (it grows past this only to finish a line).
+    pub batch_bytes: usize,
+}
+
+impl Parallelism {
+    /// Every core of this machine, in 1 MiB slices (a slice and what it parses to stay in a core's
+    /// cache until the analyser reads them; larger slices measured slower here).
+    pub fn of_machine() -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self::with_threads(threads)
+    }
+
+    /// `threads` cores (at least one), in 1 MiB slices.
+    pub fn with_threads(threads: usize) -> Self {
+        let threads = threads.max(1);
+        Parallelism {
+            threads,
+            slice_bytes: 1 << 20,
+            // At most 8 MiB read ahead, whatever the cores: memory stays flat on large machines.
+            batch_bytes: threads.min(8) << 20,
+        }
+    }
+}
+
+/// What a slice passes to the analyser, in the log's order.
+enum Item<'a> {
+    /// A line with something to record.
+    Line(Line<'a>),
+    /// Lines with nothing to record.
+    Quiet {
+        lines: u64,
+        unparsed: u64,
+        format: Format,
+    },
+    /// The time of a quiet line that may change the analyser's span or clock.
+    Time(Stamp),
+}
+
+/// Feeds everything `reader` holds to `analyzer`, parsing on `parallelism.threads` cores.
+/// `progress` gets the bytes consumed after each batch.
+pub(crate) fn feed_all(
+    analyzer: &mut Analyzer<'_>,
+    reader: Box<dyn Read + Send>,
+    parallelism: Parallelism,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<()> {
+    std::thread::scope(|scope| {
+        let (full_sender, full) = sync_channel::<io::Result<Batch>>(1);
+        let (empty, empty_receiver) = channel::<Vec<u8>>();
+        let batch_bytes = parallelism.batch_bytes.max(1);
+        // Two buffers: one being read while the other is parsed.
+        for _ in 0..2 {
+            let _ = empty.send(Vec::with_capacity(batch_bytes));
+        }
+        scope.spawn(move || read_batches(reader, batch_bytes, full_sender, empty_receiver));
+        for batch in full {
+            let batch = batch?;
+            feed_batch(analyzer, &batch.data, parallelism);
+            progress(batch.consumed);
+            // The reader may have stopped at an error: nothing waits for the buffer then.
+            let _ = empty.send(batch.data);
+        }
+        Ok(())
+    })
+}
+
+fn feed_batch(analyzer: &mut Analyzer<'_>, data: &[u8], parallelism: Parallelism) {
+    let slices = slices_at_lines(data, parallelism.slice_bytes.max(1));
+    let threads = parallelism.threads.min(slices.len()).max(1);
+    if threads == 1 {
+        for slice in &slices {
+            apply(analyzer, classify(slice));
+        }
+        return;
+    }
+    let mut results: Vec<Vec<Item<'_>>> = Vec::with_capacity(slices.len());
+    std::thread::scope(|scope| {
+        // Worker w takes slices w, w + threads, …; this thread is worker 0.
+        let workers: Vec<_> = (1..threads)
+            .map(|worker| {
+                let slices = &slices;
+                scope.spawn(move || {
+                    slices
+                        .iter()
+                        .skip(worker)
+                        .step_by(threads)
+                        .map(|slice| classify(slice))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let own: Vec<_> = slices
+            .iter()
+            .step_by(threads)
+            .map(|slice| classify(slice))
+            .collect();
+        let mut per_worker = vec![own.into_iter()];
+        for worker in workers {
+            let done = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            per_worker.push(done.into_iter());
+        }
+        for index in 0..slices.len() {
+            if let Some(items) = per_worker[index % threads].next() {
+                results.push(items);
+            }
+        }
+    });
+    for items in results {
+        apply(analyzer, items);
+    }
+}
+
+fn apply(analyzer: &mut Analyzer<'_>, items: Vec<Item<'_>>) {
+    for item in items {
+        match item {
+            Item::Line(line) => analyzer.feed_line(line),
+            Item::Quiet {
+                lines,
+                unparsed,
+                format,
+            } => analyzer.note_quiet_lines(lines, unparsed, format),
+            Item::Time(stamp) => {
+                analyzer.note_time(&stamp);
+            }
+        }
+    }
+}
+
+/// `data` cut into pieces of about `slice_bytes`, each ending just after a line break (or at the end).
+fn slices_at_lines(data: &[u8], slice_bytes: usize) -> Vec<&[u8]> {
+    let mut slices = Vec::with_capacity(data.len() / slice_bytes + 1);
+    let mut start = 0;
+    while start < data.len() {
+        let wanted = start.saturating_add(slice_bytes).min(data.len());
+        let end = if wanted >= data.len() {
+            data.len()
+        } else {
+            memchr::memchr(b'\n', &data[wanted - 1..]).map_or(data.len(), |at| wanted + at)
+        };
+        slices.push(&data[start..end]);
+        start = end;
+    }
+    slices
+}
+
+/// Parses every line of a slice: the lines to record, and the quiet runs between them.
+fn classify(slice: &[u8]) -> Vec<Item<'_>> {
+    let mut items = Vec::new();
+    let mut run = QuietRun::default();
+    let mut start = 0;
+    while start < slice.len() {
+        let end = memchr::memchr(b'\n', &slice[start..]).map_or(slice.len(), |at| start + at + 1);
+        // As the sequential reader keeps it: at most MAX_LINE_BYTES of a longer line.
+        let raw = &slice[start..end.min(start + MAX_LINE_BYTES)];
+        start = end;
+        match parse_line_lazily(raw) {
+            None => run.unparsed(),
+            Some(line) if matches!(line.event, Event::Other) => run.quiet(&line, &mut items),
+            Some(line) => {
+                run.flush(&mut items);
+                items.push(Item::Line(line));
+            }
+        }
+    }
+    run.flush(&mut items);
+    items
+}
+
+/// Quiet lines since the last line to record.
+#[derive(Default)]
+struct QuietRun {
+    lines: u64,
+    unparsed: u64,
+    format: Option<Format>,
+    /// The first and the latest time of the part of the run whose times never went down.
+    first: Option<Stamp>,
+    last: Option<Stamp>,
+}
+
+impl QuietRun {
+    fn unparsed(&mut self) {
+        self.lines += 1;
+        self.unparsed += 1;
+    }
+
+    fn quiet(&mut self, line: &Line<'_>, items: &mut Vec<Item<'_>>) {
+        self.lines += 1;
+        if line.format != Format::Unknown && self.format.is_none() {
+            self.format = Some(line.format);
+        }
+        let stamp = line.stamp;
+        if stamp.is_empty() {
+            return;
+        }
+        match self.last {
+            Some(last) if never_down(&last, &stamp) => self.last = Some(stamp),
+            _ => {
+                self.pass_times(items);
+                self.first = Some(stamp);
+                self.last = Some(stamp);
+            }
+        }
+    }
+
+    fn pass_times(&mut self, items: &mut Vec<Item<'_>>) {
+        if let Some(first) = self.first.take() {
+            items.push(Item::Time(first));
+            if let Some(last) = self.last.take().filter(|last| *last != first) {
+                items.push(Item::Time(last));
+            }
+        }
+        self.last = None;
+    }
+
+    fn flush(&mut self, items: &mut Vec<Item<'_>>) {
+        if self.lines == 0 {
+            return;
+        }
+        items.push(Item::Quiet {
+            lines: self.lines,
+            unparsed: self.unparsed,
+            format: self.format.unwrap_or(Format::Unknown),
+        });
+        self.pass_times(items);
+        *self = QuietRun::default();
+    }
+}
+
+/// `next` carries the same clocks as `last`, and none of them went down.
+fn never_down(last: &Stamp, next: &Stamp) -> bool {
+    fn same_clock_not_down(last: Option<i64>, next: Option<i64>) -> bool {
+        match (last, next) {
+            (None, None) => true,
+            (Some(last), Some(next)) => next >= last,
+            _ => false,
+        }
+    }
+    same_clock_not_down(last.uptime_ns, next.uptime_ns)
+        && same_clock_not_down(last.epoch_ns, next.epoch_ns)
+}
+
+/// Whole lines of the input, and how many input bytes they stand for (a line longer than
+/// MAX_LINE_BYTES is kept shortened, as the sequential reader keeps it).
+struct Batch {
+    data: Vec<u8>,
+    consumed: u64,
+}
+
+/// The reader thread: fills the buffers that come back through `empty` with whole lines.
+fn read_batches(
+    mut reader: Box<dyn Read + Send>,
+    batch_bytes: usize,
+    full: SyncSender<io::Result<Batch>>,
+    empty: Receiver<Vec<u8>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    while let Ok(mut data) = empty.recv() {
+        data.clear();
+        data.append(&mut carry);
+        let filled = fill(&mut *reader, &mut data, batch_bytes, &mut carry);
+        let done = matches!(filled, Ok(Filled { end: true, .. }) | Err(_));
+        let batch = filled.map(|filled| Batch {
+            data,
+            consumed: filled.consumed,
+        });
+        if full.send(batch).is_err() || done {
+            return;
+        }
+    }
+}
+
+struct Filled {
+    /// Input bytes the batch stands for (the carried-over start of a line counted when it was read).
+    consumed: u64,
+    /// The input has ended.
+    end: bool,
+}
+
+/// Reads into `data` (which may already hold the start of a line, carried over from the last batch)
+/// until it holds `batch_bytes` and ends at a line break; moves the unfinished last line to `carry`.
+/// Reads go straight into `data`: a log is copied once, from the page cache.
+fn fill(
+    reader: &mut dyn Read,
+    data: &mut Vec<u8>,
+    batch_bytes: usize,
+    carry: &mut Vec<u8>,
+) -> io::Result<Filled> {
+    // Carried bytes are counted here, where their line is handed over.
+    let mut consumed = data.len() as u64;
+    let mut target = batch_bytes.max(data.len() + 1);
+    loop {
+        let wanted = target.saturating_sub(data.len()) as u64;
+        let read = reader.take(wanted).read_to_end(data)? as u64;
+        consumed += read;
+        if read < wanted {
+            return Ok(Filled {
+                consumed,
+                end: true,
+            });
+        }
+        if let Some(last_break) = memchr::memrchr(b'\n', data) {
+            carry.extend_from_slice(&data[last_break + 1..]);
+            data.truncate(last_break + 1);
+            consumed -= carry.len() as u64;
+            return Ok(Filled {
+                consumed,
+                end: false,
+            });
+        }
+        // No line break at all: the batch is the start of one long line.
+        if data.len() >= MAX_LINE_BYTES {
+            data.truncate(MAX_LINE_BYTES);
+            consumed += skip_line(reader, carry)?;
+            data.push(b'\n');
+            return Ok(Filled {
+                consumed,
+                end: false,
+            });
+        }
+        target = (data.len() * 2).min(MAX_LINE_BYTES);
+    }
+}
+
+/// Reads past the rest of a line; what follows its break goes to `carry`. Returns the bytes read
+/// up to and including the break.
+fn skip_line(reader: &mut dyn Read, carry: &mut Vec<u8>) -> io::Result<u64> {
+    let mut scratch = [0u8; 8192];
+    let mut skipped = 0u64;
+    loop {
+        let read = match reader.read(&mut scratch) {
+            Ok(0) => return Ok(skipped),
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if let Some(at) = memchr::memchr(b'\n', &scratch[..read]) {
+            carry.extend_from_slice(&scratch[at + 1..read]);
+            return Ok(skipped + at as u64 + 1);
+        }
+        skipped += read as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batches(input: &[u8], batch_bytes: usize) -> Vec<(Vec<u8>, u64)> {
+        let reader: Box<dyn Read + Send> = Box::new(io::Cursor::new(input.to_vec()));
+        let (full_sender, full) = sync_channel(1);
+        let (empty, empty_receiver) = channel();
+        for _ in 0..2 {
+            empty.send(Vec::new()).unwrap();
+        }
+        let reader = std::thread::spawn(move || {
+            read_batches(reader, batch_bytes, full_sender, empty_receiver)
+        });
+        let mut out = Vec::new();
+        for batch in full {
+            let batch: Batch = batch.unwrap();
+            out.push((batch.data.clone(), batch.consumed));
+            let _ = empty.send(batch.data);
+        }
+        reader.join().unwrap();
+        out
+    }
+
+    #[test]
+    fn batches_hold_whole_lines_and_account_for_every_byte() {
+        let input = b"one\ntwo two\nthree three three\nfour\nno break at the end";
+        for batch_bytes in [1, 2, 5, 7, 13, 100] {
+            let got = batches(input, batch_bytes);
+            let joined: Vec<u8> = got.iter().flat_map(|(data, _)| data.clone()).collect();
+            assert_eq!(joined, input.to_vec(), "batch_bytes {batch_bytes}");
+            let consumed: u64 = got.iter().map(|(_, consumed)| consumed).sum();
+            assert_eq!(consumed, input.len() as u64, "batch_bytes {batch_bytes}");
+            for (data, _) in &got[..got.len() - 1] {
+                assert_eq!(data.last(), Some(&b'\n'), "batch_bytes {batch_bytes}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_kept_shortened_and_counted_whole() {
+        let mut input = b"short\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES * 3));
+        input.extend(b"\nafter\n");
+        let got = batches(&input, 1000);
+        let joined: Vec<u8> = got.iter().flat_map(|(data, _)| data.clone()).collect();
+        let mut expected = b"short\n".to_vec();
+        expected.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES));
+        expected.extend(b"\nafter\n");
+        assert_eq!(joined.len(), expected.len());
+        assert!(joined == expected);
+        let consumed: u64 = got.iter().map(|(_, consumed)| consumed).sum();
+        assert_eq!(consumed, input.len() as u64);
+    }
+
+    #[test]
+    fn slices_end_at_line_breaks() {
+        let data = b"aa\nbbbb\nc\n\ndddddd\ne";
+        for slice_bytes in 1..25 {
+            let slices = slices_at_lines(data, slice_bytes);
+            assert_eq!(slices.concat(), data.to_vec(), "slice_bytes {slice_bytes}");
+            for slice in &slices[..slices.len() - 1] {
+                assert_eq!(slice.last(), Some(&b'\n'), "slice_bytes {slice_bytes}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_passes_the_ends_of_each_part_whose_times_never_go_down() {
+        let uptime = |s: i64| Stamp {
+            uptime_ns: Some(s),
+            epoch_ns: None,
+        };
+        let times = [5, 6, 7, 3, 4, 4, 9];
+        let mut run = QuietRun::default();
+        let mut items = Vec::new();
+        for t in times {
+            let line = Line {
+                stamp: uptime(t),
+                event: Event::Other,
+                format: Format::Unified,
+            };
+            run.quiet(&line, &mut items);
+        }
+        run.unparsed();
+        run.flush(&mut items);
+        let passed: Vec<i64> = items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Time(stamp) => stamp.uptime_ns,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(passed, vec![5, 7, 3, 9]);
+        let counts: Vec<(u64, u64)> = items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Quiet {
+                    lines, unparsed, ..
+                } => Some((*lines, *unparsed)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, vec![(8, 1)]);
+    }
+}

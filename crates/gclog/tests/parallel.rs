@@ -1,0 +1,120 @@
+//! Reading a log on several cores gives the report and timeline of one sequential pass, on every
+//! log of the corpus, however the log is cut: slices of one line, of a few bytes that end mid-line,
+//! batches smaller than a line, and the machine's own defaults.
+
+use std::path::{Path, PathBuf};
+
+use cqlbench_gclog::{analyze_with, Input, Parallelism};
+
+fn corpus() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if !matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("expected" | "awk" | "sh" | "md" | "java")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The report (or the error) as text, and the timeline.
+fn outcome(inputs: &[Input], parallelism: Option<Parallelism>) -> (String, String) {
+    let mut timeline = Vec::new();
+    let report = analyze_with(inputs, Some(&mut timeline), &mut |_| {}, parallelism);
+    let report = match report {
+        Ok(report) => format!("{report:?}"),
+        Err(error) => format!("error: {error}"),
+    };
+    (report, String::from_utf8(timeline).unwrap())
+}
+
+fn cuts() -> Vec<Parallelism> {
+    let cut = |threads, slice_bytes, batch_bytes| Parallelism {
+        threads,
+        slice_bytes,
+        batch_bytes,
+    };
+    vec![
+        cut(2, 1, 1),
+        cut(3, 97, 1000),
+        cut(2, 4096, 64 << 10),
+        Parallelism::with_threads(1),
+        Parallelism::of_machine(),
+    ]
+}
+
+#[test]
+fn every_log_of_the_corpus_reads_the_same_on_several_cores() {
+    let files = corpus();
+    assert!(files.len() >= 45, "corpus missing: {files:?}");
+    let mut reports = 0;
+    for file in &files {
+        let inputs = [Input::Path(file.clone())];
+        let sequential = outcome(&inputs, None);
+        if !sequential.0.starts_with("error") {
+            reports += 1;
+        }
+        for parallelism in cuts() {
+            let parallel = outcome(&inputs, Some(parallelism));
+            assert!(
+                parallel == sequential,
+                "{} with {parallelism:?}:\n{}\n{}\nagainst one pass:\n{}\n{}",
+                file.display(),
+                parallel.0,
+                parallel.1,
+                sequential.0,
+                sequential.1
+            );
+        }
+    }
+    assert!(reports >= 40, "{reports} logs gave a report");
+}
+
+#[test]
+fn a_restarted_jvm_and_rotated_parts_read_the_same_on_several_cores() {
+    // Uptime drops inside runs of quiet lines (a JVM restarted into the same file), a line too long
+    // to keep whole, and two parts read as one stream.
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = String::new();
+    for restart in 0..3 {
+        for i in 0..40 {
+            let uptime = 1.0 + f64::from(i) * 0.25;
+            first.push_str(&format!(
+                "[{uptime:.3}s][info][gc,phases] GC({i})   Pre Evacuate Collection Set: 0.1ms\n"
+            ));
+            if i % 7 == restart {
+                first.push_str(&format!(
+                    "[{uptime:.3}s][info][gc] GC({i}) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) {}.{:03}ms\n",
+                    i % 5 + 1,
+                    i * 37 % 1000
+                ));
+            }
+        }
+        first.push_str(&"x".repeat(70 * 1024));
+        first.push('\n');
+    }
+    let second = "[20.000s][info][gc] GC(99) Pause Full (System.gc()) 30M->10M(64M) 12.500ms\n\
+                  [20.100s][info][gc,heap] GC(99) Eden regions: 0->0(3)";
+    let paths = [dir.path().join("gc.log.0"), dir.path().join("gc.log.1")];
+    std::fs::write(&paths[0], first).unwrap();
+    std::fs::write(&paths[1], second).unwrap();
+    let inputs: Vec<Input> = paths.iter().cloned().map(Input::Path).collect();
+    let sequential = outcome(&inputs, None);
+    assert!(sequential.0.contains("Young"), "{}", sequential.0);
+    for parallelism in cuts() {
+        assert_eq!(
+            outcome(&inputs, Some(parallelism)),
+            sequential,
+            "{parallelism:?}"
+        );
+    }
+}
