@@ -93,12 +93,17 @@ def timed(cmd, label, stall=None):
         thread.start()
     print(f"+ [{label}] " + " ".join(cmd), file=sys.stderr)
     # latte writes a log file into its working directory: keep it with the results, not in the repository.
-    subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", rusage] + cmd, stdout=log, stderr=subprocess.STDOUT,
-                   check=True, cwd=RESULTS)
+    subprocess.run(["/usr/bin/time", "-f", "%U %S %M %w %c", "-o", rusage] + cmd, stdout=log,
+                   stderr=subprocess.STDOUT, check=True, cwd=RESULTS)
     if thread:
         thread.join()
-    user, system, max_rss_kb = open(rusage).read().split()[-3:]
+    user, system, max_rss_kb, voluntary, involuntary = open(rusage).read().split()[-5:]
+    # Voluntary context switches: each is a sleep that ended in a wake-up.
+    LAST_SWITCHES[:] = [int(voluntary), int(involuntary)]
     return float(user) + float(system), int(max_rss_kb) / 1024.0, stall_info.get("length")
+
+
+LAST_SWITCHES = [0, 0]
 
 
 def alternated_cost(name, with_args, without_args, seconds, pairs, during_with=None):
@@ -166,35 +171,98 @@ def count_lines(path):
         return 1
 
 
-def run_cqlbench(label, rate, seconds, stall=None, extra=()):
+def cqlbench_command(label, rate, seconds, extra=(), threads=1):
     out = os.path.join(RESULTS, label)
     cmd = [CQLBENCH, "run", "KeyValue", "--host", HOST, "--keyspace", "bench", "-r", "0", "--workload.value_size=1",
-           "-t", "1", "-c", "128", "--connections-per-host", "1", "-d", f"{seconds}s", "-p", "1B", "-o", out,
-           *extra]
+           "-c", "128", "--connections-per-host", "1", "-d", f"{seconds}s", "-p", "1B", "-o", out, *extra]
+    if threads:
+        cmd += ["-t", str(threads)]
     if rate:
         cmd += ["--rate", str(rate)]
+    return cmd, out
+
+
+def run_cqlbench(label, rate, seconds, stall=None, extra=(), threads=1):
+    cmd, out = cqlbench_command(label, rate, seconds, extra, threads)
     cpu, rss, stall_len = timed(cmd, label, stall)
     s = json.load(open(os.path.join(out, "summary.json")))
     w = s["ops"]["write"]
     return dict(tool="cqlbench", ops=w["count"], achieved=s["achieved_rate"], cpu=cpu, rss=rss,
                 p50=w["latency_ms"]["p50"], p99=w["latency_ms"]["p99"], p999=w["latency_ms"]["p999"],
-                svc_p99=w["service_time_ms"]["p99"], stall=stall_len)
+                svc_p99=w["service_time_ms"]["p99"], stall=stall_len, wakeups=LAST_SWITCHES[0])
 
 
-def run_latte(label, rate, seconds, stall=None):
+def latte_command(label, rate, seconds, threads=1):
     report = os.path.join(RESULTS, label + ".json")
     workload = latte_workload()
     os.makedirs(RESULTS, exist_ok=True)
     sh([LATTE, "schema", workload, HOST], stdout=subprocess.DEVNULL, cwd=RESULTS)
-    cmd = [LATTE, "run", workload, "-t", "1", "-p", "128", "-d", f"{seconds}s", "-o", report, HOST]
+    cmd = [LATTE, "run", workload, "-p", "128", "-d", f"{seconds}s", "-o", report, HOST]
+    if threads:
+        cmd += ["-t", str(threads)]
     if rate:
         cmd += ["-r", str(rate)]
+    return cmd, report
+
+
+def run_latte(label, rate, seconds, stall=None, threads=1):
+    cmd, report = latte_command(label, rate, seconds, threads)
     cpu, rss, stall_len = timed(cmd, label, stall)
     r = json.load(open(report))
     res = r["result"]
     pct = dict(zip(r["percentiles"], [p["value"] for p in res["cycle_latency"]["percentiles"]]))
     return dict(tool="latte", ops=res["cycle_count"], achieved=res["cycle_count"] / res["elapsed_time_s"], cpu=cpu,
-                rss=rss, p50=pct[50.0], p99=pct[99.0], p999=pct[99.9], svc_p99=None, stall=stall_len)
+                rss=rss, p50=pct[50.0], p99=pct[99.0], p999=pct[99.9], svc_p99=None, stall=stall_len,
+                wakeups=LAST_SWITCHES[0])
+
+
+def syscalls_per_op(tool, label, rate, seconds, threads):
+    """System calls per operation, from a separate run under strace -f -c (strace slows the client, so
+    its CPU figures are not used; the calls it makes per operation are what the loop does)."""
+    if tool == "cqlbench":
+        cmd, out = cqlbench_command(label, rate, seconds, threads=threads)
+    else:
+        cmd, out = latte_command(label, rate, seconds, threads=threads)
+    counts = os.path.join(RESULTS, label + ".strace")
+    subprocess.run(["strace", "-f", "-c", "-o", counts] + cmd, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True, cwd=RESULTS)
+    calls = 0
+    for line in open(counts):
+        fields = line.split()
+        if fields and fields[-1] == "total":
+            calls = int(fields[3])
+    if tool == "cqlbench":
+        ops = json.load(open(os.path.join(out, "summary.json")))["ops"]["write"]["count"]
+    else:
+        ops = json.load(open(out))["result"]["cycle_count"]
+    return calls / max(ops, 1)
+
+
+def rates_table(seconds):
+    """Issue 24's table: client CPU per operation at 1000, 3000 and 10000 ops/s, one thread and each tool's
+    default, start-up excluded (a SECONDS run minus a 2 s run), with wake-ups and system calls per op."""
+    print(f"{'rate':>6} {'threads':<8} {'tool':<9} {'achieved':>9} {'cpu us/op':>9} {'wakeups/op':>10} "
+          f"{'syscalls/op':>11} {'rss MB':>7} {'p99 ms':>8}")
+    ratios = []
+    for rate in (1000, 3000, 10000):
+        for threads in (1, None):
+            figures = {}
+            for tool, run in (("cqlbench", run_cqlbench), ("latte", run_latte)):
+                name = f"rate{rate}-t{threads or 'default'}-{tool}"
+                short = run(name + "-short", rate, 2, threads=threads)
+                long_ = run(name, rate, seconds, threads=threads)
+                ops = max(long_["ops"] - short["ops"], 1)
+                cpu_us = (long_["cpu"] - short["cpu"]) * 1e6 / ops
+                wakeups = (long_["wakeups"] - short["wakeups"]) / ops
+                calls = syscalls_per_op(tool, name + "-strace", rate, 5, threads)
+                figures[tool] = cpu_us
+                print(f"{rate:>6} {threads or 'default':<8} {tool:<9} {long_['achieved']:>9.1f} {cpu_us:>9.2f} "
+                      f"{wakeups:>10.3f} {calls:>11.2f} {long_['rss']:>7.1f} {long_['p99']:>8.2f}", flush=True)
+            ratio = figures["cqlbench"] / figures["latte"]
+            ratios.append(ratio)
+            print(f"{rate:>6} {threads or 'default':<8} cqlbench / latte CPU per op: {ratio:.2f}x (target <= 0.3)",
+                  flush=True)
+    print(f"worst ratio: {max(ratios):.2f}x (target <= 0.3)")
 
 
 def truth(rate, seconds, stall_at, stall_len, base_ms):
@@ -225,15 +293,28 @@ def main():
                     help="only measure slow-ops.csv's cost: cqlbench with and without --no-slow-ops")
     ap.add_argument("--prometheus-cost", action="store_true",
                     help="only measure --prometheus's cost: cqlbench with and without it, scraped every second")
+    ap.add_argument("--rates", action="store_true",
+                    help="only issue 24's table: CPU, wake-ups and system calls per op at 1000, 3000 and 10000 "
+                         "ops/s, one thread and the default, cqlbench beside latte")
     args = ap.parse_args()
     fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
 
     ensure_tools(latte=not (args.slow_ops_cost or args.prometheus_cost))
+    if args.rates and not os.path.exists("/usr/bin/strace"):
+        sys.exit("--rates counts system calls with strace: apt-get install strace")
     up = subprocess.run([CQLBENCH, "cluster", "up", "--name", CLUSTER, "--base-ip", HOST])
     if up.returncode != 0:
         # Already up (possibly started with other options by an earlier run): use it as it is.
         sh([CQLBENCH, "cluster", "status", "--name", CLUSTER])
     rows = []
+    if args.rates:
+        try:
+            run_cqlbench("warm-cqlbench", 3000, 10)
+            run_latte("warm-latte", 3000, 10)
+            rates_table(fixed_s)
+        finally:
+            sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
+        return
     if args.slow_ops_cost or args.prometheus_cost:
         try:
             if args.slow_ops_cost:

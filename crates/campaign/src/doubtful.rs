@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cqlbench_results::{is_set_aside, Summary, SET_ASIDE, SUMMARY_FILE};
+use cqlbench_results::{Summary, SET_ASIDE, SUMMARY_FILE};
 
 use crate::error::{CampaignError, IoContext};
 use crate::plan::Plan;
@@ -50,20 +50,9 @@ fn cell_dirs(config_dir: &Path) -> Vec<PathBuf> {
     cells
 }
 
+/// A missing directory has no cells to set aside.
 fn visible_subdirs(dir: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            !name.starts_with('.') && !is_set_aside(&name)
-        })
-        .collect();
-    dirs.sort();
-    dirs
+    cqlbench_results::result_subdirectories(dir).unwrap_or_default()
 }
 
 /// `<cell>.doubtful-<n>` with the first n not taken.

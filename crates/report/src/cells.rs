@@ -233,24 +233,10 @@ fn name_of(path: &Path) -> String {
 }
 
 fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ReportError::Io {
+    cqlbench_results::result_subdirectories(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
         source,
-    })?;
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .filter(|p| {
-            let name = name_of(p);
-            !name.starts_with('.')
-                && !name.ends_with(".tmp")
-                && !name.contains(".tmp-")
-                && !cqlbench_results::is_set_aside(&name)
-        })
-        .collect();
-    dirs.sort();
-    Ok(dirs)
+    })
 }
 
 /// A configuration's name as its plan gave it (`config.json`, written by a campaign), else its

@@ -163,6 +163,23 @@ pub fn is_set_aside(name: &str) -> bool {
     name.contains(SET_ASIDE)
 }
 
+/// The subdirectories of a campaign directory (or of one of its configurations or rates) that hold
+/// results, sorted: hidden ones (cells being built), temporary ones and set-aside doubtful cells are
+/// left out.
+pub fn result_subdirectories(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let path = entry.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let hidden = name.starts_with('.') || name.ends_with(".tmp") || name.contains(".tmp-");
+        if !hidden && !is_set_aside(&name) && path.is_dir() {
+            dirs.push(path);
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
 /// Hours in a month, as cloud price lists count them.
 pub const HOURS_PER_MONTH: f64 = 730.0;
 

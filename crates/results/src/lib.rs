@@ -41,9 +41,9 @@ mod version;
 
 pub use atomic::{write_atomically, write_json};
 pub use campaign::{
-    is_set_aside, ConfigRecord, Cost, DiskRecord, Disks, Environment, EnvironmentConfig, FoundJdk,
-    JobBriefs, JvmFlags, NodeFlags, BRIEFS_FILE, CONFIG_FILE, ENVIRONMENT_FILE, HOURS_PER_MONTH,
-    JVM_FLAGS_FILE, SET_ASIDE,
+    is_set_aside, result_subdirectories, ConfigRecord, Cost, DiskRecord, Disks, Environment,
+    EnvironmentConfig, FoundJdk, JobBriefs, JvmFlags, NodeFlags, BRIEFS_FILE, CONFIG_FILE,
+    ENVIRONMENT_FILE, HOURS_PER_MONTH, JVM_FLAGS_FILE, SET_ASIDE,
 };
 pub use error::ResultsError;
 pub use intervals::{IntervalRow, Intervals, INTERVALS_FILE, INTERVAL_COLUMNS};
