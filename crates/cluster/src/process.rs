@@ -456,7 +456,7 @@ fn parse_listen_line(line: &str) -> Option<SocketAddr> {
 }
 
 /// `0100007F:1F90` as a socket address.
-fn parse_address(local: &str) -> Option<SocketAddr> {
+pub fn parse_address(local: &str) -> Option<SocketAddr> {
     let (address, port) = local.split_once(':')?;
     let port = u16::from_str_radix(port, 16).ok()?;
     // The kernel prints each 32-bit word of the address in host (little-endian) order.
@@ -537,24 +537,40 @@ fn tcp_state(code: &str) -> &'static str {
 
 /// The process holding socket `inode` open, with its name.
 fn socket_owner(inode: u64) -> Option<(i32, String)> {
-    let wanted = format!("socket:[{inode}]");
-    for pid in std::fs::read_dir("/proc")
-        .ok()?
+    let (_, pid) = socket_holders(&[inode]).into_iter().next()?;
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    Some((pid, name.trim().to_string()))
+}
+
+/// Every process holding one of the socket `inodes` open, as (inode, pid), in the order found:
+/// one walk over the file descriptors of every process this user may read.
+pub fn socket_holders(inodes: &[u64]) -> Vec<(u64, i32)> {
+    let mut found = Vec::new();
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for pid in processes
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
     {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };
-        let holds = fds.flatten().any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == wanted.as_str())
-        });
-        if holds {
-            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            return Some((pid, name.trim().to_string()));
+        for fd in fds.flatten() {
+            let Ok(target) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            let inode = target
+                .to_str()
+                .and_then(|t| t.strip_prefix("socket:["))
+                .and_then(|t| t.strip_suffix(']'))
+                .and_then(|t| t.parse::<u64>().ok());
+            if let Some(inode) = inode.filter(|i| inodes.contains(i)) {
+                found.push((inode, pid));
+            }
         }
     }
-    None
+    found
 }
 
 /// Whether a listener takes connections to `address`: bound to it, v4-mapped, or to a wildcard.

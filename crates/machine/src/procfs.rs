@@ -117,7 +117,7 @@ fn listening_inodes(addrs: &[SocketAddr]) -> Vec<(u64, SocketAddr)> {
             if fields.len() < 10 || fields[3] != "0A" {
                 continue;
             }
-            let (Some(local), Ok(inode)) = (parse_hex_address(fields[1]), fields[9].parse()) else {
+            let (Some(local), Ok(inode)) = (listening_address(fields[1]), fields[9].parse()) else {
                 continue;
             };
             if let Some(addr) = addrs.iter().find(|a| **a == local) {
@@ -128,23 +128,15 @@ fn listening_inodes(addrs: &[SocketAddr]) -> Vec<(u64, SocketAddr)> {
     found
 }
 
-/// `0100007F:2352` (IPv4, little-endian words) as a socket address; IPv6 tables hold four words.
-fn parse_hex_address(text: &str) -> Option<SocketAddr> {
-    let (ip, port) = text.split_once(':')?;
-    let port = u16::from_str_radix(port, 16).ok()?;
-    let words: Vec<u32> = (0..ip.len() / 8)
-        .map(|i| u32::from_str_radix(&ip[i * 8..i * 8 + 8], 16).ok())
-        .collect::<Option<_>>()?;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let ip: std::net::IpAddr = match bytes.len() {
-        4 => std::net::Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3]).into(),
-        16 => {
-            let v6 = std::net::Ipv6Addr::from(<[u8; 16]>::try_from(bytes).ok()?);
-            v6.to_ipv4_mapped().map_or(v6.into(), Into::into)
-        }
-        _ => return None,
+/// `0100007F:2352` as a socket address, an IPv4-mapped IPv6 address as its IPv4 one (a node bound to
+/// `127.0.0.1` may show in `/proc/net/tcp6`).
+fn listening_address(text: &str) -> Option<SocketAddr> {
+    let address = cqlbench_cluster::process::parse_address(text)?;
+    let ip = match address.ip() {
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.into(), Into::into),
+        v4 => v4,
     };
-    Some(SocketAddr::new(ip, port))
+    Some(SocketAddr::new(ip, address.port()))
 }
 
 /// The processes of this machine listening on each of `addrs` (a cluster's nodes, whoever started
@@ -154,34 +146,13 @@ pub fn pids_listening_on(addrs: &[SocketAddr]) -> Vec<(SocketAddr, i32)> {
     if inodes.is_empty() {
         return Vec::new();
     }
+    let wanted: Vec<u64> = inodes.iter().map(|(inode, _)| *inode).collect();
     let mut found = Vec::new();
     let mut seen = HashSet::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for pid in dir
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-    {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            let Ok(target) = std::fs::read_link(fd.path()) else {
-                continue;
-            };
-            let Some(inode) = target
-                .to_str()
-                .and_then(|t| t.strip_prefix("socket:["))
-                .and_then(|t| t.strip_suffix(']'))
-                .and_then(|t| t.parse::<u64>().ok())
-            else {
-                continue;
-            };
-            if let Some((_, addr)) = inodes.iter().find(|(i, _)| *i == inode) {
-                if seen.insert((*addr, pid)) {
-                    found.push((*addr, pid));
-                }
+    for (inode, pid) in cqlbench_cluster::process::socket_holders(&wanted) {
+        if let Some((_, addr)) = inodes.iter().find(|(i, _)| *i == inode) {
+            if seen.insert((*addr, pid)) {
+                found.push((*addr, pid));
             }
         }
     }
@@ -227,11 +198,11 @@ mod tests {
         );
         assert_eq!(parse_swap_pages("pswpin 3\npswpout 4\n"), Some(7));
         assert_eq!(
-            parse_hex_address("0100007F:2352"),
+            listening_address("0100007F:2352"),
             Some("127.0.0.1:9042".parse().unwrap())
         );
         assert_eq!(
-            parse_hex_address("0000000000000000FFFF00000100007F:2352"),
+            listening_address("0000000000000000FFFF00000100007F:2352"),
             Some("127.0.0.1:9042".parse().unwrap())
         );
     }
