@@ -258,17 +258,28 @@ pub fn run(command: &mut Command) -> Result<String> {
         return Ok(stdout);
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("E:"))
-        .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()))
-        .or_else(|| stdout.lines().rev().find(|l| !l.trim().is_empty()))
-        .unwrap_or("failed without a message");
     Err(DebianError::Failed {
         program,
-        line: line.trim().to_string(),
+        line: failure_line(&stderr, &stdout, |l| l.starts_with("E:")),
     })
+}
+
+/// The one line that says why a tool failed: the last line it marks as its error (`marked`, looked
+/// for in standard error, then standard output), else the last line it printed to standard error,
+/// else to standard output. Shared by every crate that runs another program and reports its failure.
+pub fn failure_line(stderr: &str, stdout: &str, marked: impl Fn(&str) -> bool) -> String {
+    let last = |text: &str, wanted: &dyn Fn(&str) -> bool| {
+        text.lines().rev().find(|l| wanted(l)).map(str::to_owned)
+    };
+    let printed = |l: &str| !l.trim().is_empty();
+    last(stderr, &marked)
+        .or_else(|| last(stdout, &marked))
+        .or_else(|| last(stderr, &printed))
+        .or_else(|| last(stdout, &printed))
+        .map_or_else(
+            || "failed without a message".to_owned(),
+            |l| l.trim().to_owned(),
+        )
 }
 
 /// The files (not directories) in `dir`, sorted.
@@ -320,5 +331,29 @@ mod tests {
         assert!(!is_shared_library("libfile-find-rule-perl"));
         assert!(!is_shared_library("libc-dev"));
         assert!(!is_shared_library("mailcap"));
+    }
+}
+
+#[cfg(test)]
+mod failure_line_tests {
+    use super::failure_line;
+
+    #[test]
+    fn the_marked_line_first_then_the_last_printed_one() {
+        let marked = |l: &str| l.starts_with("E:");
+        assert_eq!(
+            failure_line("W: a warning\nE: the cause\nW: after\n", "", marked),
+            "E: the cause"
+        );
+        assert_eq!(
+            failure_line("", "out\nE: in stdout\n", marked),
+            "E: in stdout"
+        );
+        assert_eq!(
+            failure_line("first\n  last  \n\n", "stdout\n", marked),
+            "last"
+        );
+        assert_eq!(failure_line("\n", "only stdout\n", marked), "only stdout");
+        assert_eq!(failure_line("", "", marked), "failed without a message");
     }
 }

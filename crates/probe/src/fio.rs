@@ -180,15 +180,11 @@ fn run_once(
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let line = stderr
-            .lines()
-            .chain(stdout.lines())
-            .find(|l| l.starts_with("fio:") || l.contains("error"))
-            .or_else(|| stderr.lines().rfind(|l| !l.trim().is_empty()))
-            .unwrap_or("failed without a message");
         return Err(ProbeError::ToolFailed {
             tool: format!("fio profile {}", profile.name),
-            line: line.trim().to_string(),
+            line: cqlbench_debian::failure_line(&stderr, &stdout, |l| {
+                l.starts_with("fio:") || l.contains("error")
+            }),
         });
     }
     let report = parse(&stdout)?;

@@ -54,14 +54,10 @@ fn run(tool: &Tool, args: &[String]) -> Result<String> {
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let line = stderr
-            .lines()
-            .chain(stdout.lines())
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("failed without a message");
         return Err(ProbeError::ToolFailed {
             tool: format!("sysbench {}", args.join(" ")),
-            line: line.trim().to_string(),
+            // sysbench prints its errors (`FATAL: …`) to standard output.
+            line: cqlbench_debian::failure_line(&stderr, &stdout, |l| l.starts_with("FATAL")),
         });
     }
     Ok(stdout)
