@@ -173,6 +173,20 @@ impl Tracker {
         Some(live.clone())
     }
 
+    /// `[cell 2/4] G1 jdk17 @ 70 % (7,123 ops/s) — elapsed 3m 10s, about 2m 05s left`
+    fn announcement(&self, place: &str, plan: &Plan, cell: &Cell, rate: Option<f64>) -> String {
+        format!(
+            "{place} {}{} — elapsed {}, about {} left",
+            cell.describe(plan),
+            rate.map_or(String::new(), |r| format!(
+                " ({} ops/s)",
+                matrix::format_rate(r)
+            )),
+            matrix::format_duration(self.started.elapsed()),
+            matrix::format_duration(self.time_left())
+        )
+    }
+
     fn position(&self) -> usize {
         self.ran + self.skipped + 1
     }
@@ -457,16 +471,7 @@ fn run_cell(
     std::fs::create_dir_all(&partial).context(|| format!("creating {}", partial.display()))?;
     let rate = cell_rate(plan, cell, dir)?;
     let place = format!("[cell {}/{}]", tracker.position(), tracker.total);
-    progress(&format!(
-        "{place} {}{} — elapsed {}, about {} left",
-        cell.describe(plan),
-        rate.map_or(String::new(), |r| format!(
-            " ({} ops/s)",
-            matrix::format_rate(r)
-        )),
-        matrix::format_duration(tracker.started.elapsed()),
-        matrix::format_duration(tracker.time_left())
-    ));
+    progress(&tracker.announcement(&place, plan, cell, rate));
     let mut options = plan
         .load
         .cell_options(rate, cell.duration, hosts, &partial)?;
