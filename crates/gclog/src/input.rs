@@ -55,18 +55,25 @@ impl Input {
         }
     }
 
-    /// A buffered line reader over the part, decompressing gzip (detected by content, not name).
-    pub fn open(&self) -> Result<Box<dyn BufRead + Send>, GcLogError> {
-        let error = |source| GcLogError::Read {
+    fn read_error(&self, source: io::Error) -> GcLogError {
+        GcLogError::Read {
             path: self.display(),
             source,
-        };
-        let raw: Box<dyn Read + Send> = match self {
-            Input::Path(path) => Box::new(File::open(path).map_err(error)?),
+        }
+    }
+
+    /// The part's raw bytes, as stored.
+    fn open_raw(&self) -> Result<Box<dyn Read + Send>, GcLogError> {
+        Ok(match self {
+            Input::Path(path) => Box::new(File::open(path).map_err(|e| self.read_error(e))?),
             Input::Stdin => Box::new(io::stdin()),
-        };
-        let mut reader = BufReader::with_capacity(READ_BUFFER, raw);
-        let head = reader.fill_buf().map_err(error)?;
+        })
+    }
+
+    /// A buffered line reader over the part, decompressing gzip (detected by content, not name).
+    pub fn open(&self) -> Result<Box<dyn BufRead + Send>, GcLogError> {
+        let mut reader = BufReader::with_capacity(READ_BUFFER, self.open_raw()?);
+        let head = reader.fill_buf().map_err(|e| self.read_error(e))?;
         if head.starts_with(&GZIP_MAGIC) {
             Ok(Box::new(BufReader::with_capacity(
                 READ_BUFFER,
@@ -76,25 +83,16 @@ impl Input {
             Ok(Box::new(reader))
         }
     }
-}
 
-impl Input {
     /// The part's bytes, decompressed when gzip, without a buffer of their own: for readers that
     /// read large blocks into their own memory.
     pub fn open_unbuffered(&self) -> Result<Box<dyn Read + Send>, GcLogError> {
-        let error = |source| GcLogError::Read {
-            path: self.display(),
-            source,
-        };
-        let mut raw: Box<dyn Read + Send> = match self {
-            Input::Path(path) => Box::new(File::open(path).map_err(error)?),
-            Input::Stdin => Box::new(io::stdin()),
-        };
+        let mut raw = self.open_raw()?;
         let mut head = Vec::with_capacity(GZIP_MAGIC.len());
         (&mut raw)
             .take(GZIP_MAGIC.len() as u64)
             .read_to_end(&mut head)
-            .map_err(error)?;
+            .map_err(|e| self.read_error(e))?;
         let gzip = head == GZIP_MAGIC;
         let whole = io::Cursor::new(head).chain(raw);
         if gzip {

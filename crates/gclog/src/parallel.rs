@@ -238,7 +238,6 @@ impl QuietRun {
                 items.push(Item::Time(last));
             }
         }
-        self.last = None;
     }
 
     fn flush(&mut self, items: &mut Vec<Item<'_>>) {
