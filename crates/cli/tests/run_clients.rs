@@ -343,7 +343,7 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
     };
     let total = POPULATE + (RATE * SECONDS) as u64;
     let expected: BTreeSet<u64> = (0..total)
-        .filter(|&i| plan.op_type(i) == cqlbench_load::OpType::Write)
+        .filter(|&i| plan.op_type(i) == cqlbench_load::OpId::WRITE)
         .map(|i| plan.partition(i))
         .collect();
     let keys = keys_in_table(&node.host);

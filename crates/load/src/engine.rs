@@ -24,7 +24,7 @@ use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
 use crate::wire::{self, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
-use crate::workload::{mix, timeuuid, KeyPlan, OpType, TextPool, Workload, WorkloadKind};
+use crate::workload::{mix, timeuuid, KeyPlan, OpId, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
 /// What a finished run produced.
@@ -40,6 +40,8 @@ pub struct RunResult {
 struct Ctx {
     wire: WireConfig,
     workload: Workload,
+    /// The workload's operation names, by [`OpId::index`].
+    ops: Vec<String>,
     plan: KeyPlan,
     text: TextPool,
     stop: AtomicBool,
@@ -65,7 +67,7 @@ fn fault_panic_from_env() -> Result<Option<(usize, u64)>, LoadError> {
 }
 
 /// Writes operation `index`'s bound values; returns the partition key's bytes (for routing).
-fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<usize> {
+fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Range<usize> {
     use std::io::Write as _;
     let number = |frame: &mut ExecuteFrame, n: u64| {
         frame.value_with(|out| {
@@ -78,8 +80,9 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
             let _ = write!(out, "{c:08}");
         });
     };
-    match (ctx.workload.info.kind, op) {
-        (WorkloadKind::Tabular, OpType::Write) => {
+    let write = op == OpId::WRITE;
+    match (ctx.workload.info.kind, write) {
+        (WorkloadKind::Tabular, true) => {
             let key = number(frame, ctx.plan.partition(index));
             clustering(frame);
             let size = ctx.workload.param("value_size") as usize;
@@ -89,12 +92,12 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
             }
             key
         }
-        (WorkloadKind::Tabular, OpType::Read) => {
+        (WorkloadKind::Tabular, false) => {
             let key = number(frame, ctx.plan.read_partition(index));
             clustering(frame);
             key
         }
-        (kind, OpType::Write) => {
+        (kind, true) => {
             let key = number(frame, ctx.plan.partition(index));
             if kind == WorkloadKind::BasicTimeSeries {
                 let now = SystemTime::now()
@@ -111,7 +114,7 @@ fn bind(ctx: &Ctx, index: u64, op: OpType, frame: &mut ExecuteFrame) -> Range<us
             frame.value(ctx.text.slice(pick >> 8, len).as_bytes());
             key
         }
-        (_, OpType::Read) => number(frame, ctx.plan.read_partition(index)),
+        (_, false) => number(frame, ctx.plan.read_partition(index)),
     }
 }
 
@@ -122,15 +125,15 @@ fn p99_ms(h: &Histogram<u64>) -> f64 {
     h.value_at_quantile(0.99) as f64 / 1000.0
 }
 
-/// Per-operation-type totals kept by the reporter.
+/// Per-operation totals kept by the reporter, by [`OpId::index`].
 struct Totals {
-    measured: [OpStats; 2],
-    window: [Histogram<u64>; 2],
+    measured: Vec<OpStats>,
+    window: Vec<Histogram<u64>>,
     /// The window closed last (a short remainder at the end of the run joins it).
-    last_window: [Histogram<u64>; 2],
+    last_window: Vec<Histogram<u64>>,
     window_started: Option<Instant>,
-    window_p99s: [Vec<WindowP99>; 2],
-    warmup: [OpStats; 2],
+    window_p99s: Vec<Vec<WindowP99>>,
+    warmup: Vec<OpStats>,
     hiccup: Histogram<u64>,
     send_gaps: Histogram<u64>,
     concurrency_limited: u64,
@@ -139,14 +142,15 @@ struct Totals {
 }
 
 impl Totals {
-    fn new() -> Self {
+    /// Totals of a workload of `ops` operations.
+    fn new(ops: usize) -> Self {
         Totals {
-            measured: Default::default(),
-            window: [new_histogram(), new_histogram()],
-            last_window: [new_histogram(), new_histogram()],
+            measured: vec![OpStats::default(); ops],
+            window: vec![new_histogram(); ops],
+            last_window: vec![new_histogram(); ops],
             window_started: None,
-            window_p99s: Default::default(),
-            warmup: Default::default(),
+            window_p99s: vec![Vec::new(); ops],
+            warmup: vec![OpStats::default(); ops],
             hiccup: new_histogram(),
             send_gaps: new_histogram(),
             concurrency_limited: 0,
@@ -170,7 +174,7 @@ impl Totals {
             return;
         }
         let joins_previous = !full && length < Duration::from_secs(1);
-        for i in 0..2 {
+        for i in 0..self.window.len() {
             let previous = self.window_p99s[i].last_mut().filter(|_| joins_previous);
             match previous {
                 Some(previous) => {
@@ -287,7 +291,7 @@ fn spawn_phase(
     let mut recorders = Vec::new();
     let mut threads = Vec::new();
     for (thread, mut own) in conns.into_iter().enumerate() {
-        let recorder = Arc::new(Mutex::new(IntervalRecorder::default()));
+        let recorder = Arc::new(Mutex::new(IntervalRecorder::new(ctx.ops.len())));
         recorders.push(recorder.clone());
         let (ctx, plan, claim, report) = (ctx.clone(), plan.clone(), claim.clone(), report.clone());
         let handle = std::thread::Builder::new()
@@ -341,8 +345,9 @@ fn spawn_phase(
     })
 }
 
-fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>]) -> IntervalRecorder {
-    let mut interval = IntervalRecorder::default();
+/// Everything the recorders of a workload of `ops` operations hold, taken out.
+fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>], ops: usize) -> IntervalRecorder {
+    let mut interval = IntervalRecorder::new(ops);
     for r in recorders {
         // A thread that panicked while holding its recorder leaves whole counts behind.
         r.lock()
@@ -405,7 +410,8 @@ async fn run_async(
 ) -> Result<RunResult, LoadError> {
     let (ctx, conns, settings) = prepare(options).await?;
     if let Some(live) = &options.live {
-        live.begin_run(&OP_NAMES, &ERROR_KINDS, options.client_rate());
+        let names: Vec<&str> = ctx.ops.iter().map(String::as_str).collect();
+        live.begin_run(&names, &ERROR_KINDS, options.client_rate());
     }
     let (populate, conns) = if options.populate > 0 {
         set_live_phase(options, RunPhase::Populate);
@@ -431,6 +437,7 @@ async fn run_async(
     let measured_start_wall = start_wall + options.warmup;
     let base = SummaryBase {
         workload: options.workload.info.name.to_string(),
+        ops: ctx.ops.clone(),
         // This client's share: what it alone is to achieve.
         target_rate: options.client_rate(),
         p99_window: options.p99_window,
@@ -448,7 +455,7 @@ async fn run_async(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
     };
-    let files = ResultFiles::create(&options.out_dir, measured_start_wall)?;
+    let files = ResultFiles::create(&options.out_dir, measured_start_wall, &ctx.ops)?;
     let phase = spawn_phase(&ctx, &plan, conns, true)?;
     set_live_phase(
         options,
@@ -458,7 +465,7 @@ async fn run_async(
             RunPhase::Warmup
         },
     );
-    let mut reporter = Reporter::new(options, plan, files, base);
+    let mut reporter = Reporter::new(options, plan, files, base, ctx.ops.len());
     // The machine's conditions, read beside the load for summary.json's validity.
     reporter.sampler = Some(cqlbench_machine::Sampler::start(
         &ctx.wire.topology.nodes,
@@ -490,6 +497,7 @@ async fn prepare(
     let ctx = Arc::new(Ctx {
         wire,
         workload: options.workload.clone(),
+        ops: options.workload.op_names(),
         plan: KeyPlan {
             seed: options.seed,
             partitions: options.partitions,
@@ -607,20 +615,26 @@ struct Reporter<'a> {
     /// the measured start (the warm-up's last tick, when the warm-up is whole seconds) would otherwise
     /// write a measured row a fraction of a millisecond long; its operations are held for the next row.
     measured_since: Instant,
-    held_measured: Option<[OpStats; 2]>,
+    held_measured: Option<Vec<OpStats>>,
     /// Reads /proc beside the load; its evidence becomes summary.json's validity at the end.
     sampler: Option<cqlbench_machine::Sampler>,
 }
 
 impl<'a> Reporter<'a> {
-    fn new(options: &'a RunOptions, plan: Phase, files: ResultFiles, base: SummaryBase) -> Self {
+    fn new(
+        options: &'a RunOptions,
+        plan: Phase,
+        files: ResultFiles,
+        base: SummaryBase,
+        ops: usize,
+    ) -> Self {
         Reporter {
             options,
             last_tick: plan.start,
             measured_since: plan.measure_start,
             plan,
             files,
-            totals: Totals::new(),
+            totals: Totals::new(ops),
             base,
             held_measured: None,
             sampler: None,
@@ -671,7 +685,8 @@ impl<'a> Reporter<'a> {
         match rows.measured {
             MeasuredRow::None => {}
             MeasuredRow::Hold => {
-                self.held_measured = Some(std::mem::take(&mut interval.measured));
+                let empty = vec![OpStats::default(); interval.measured.len()];
+                self.held_measured = Some(std::mem::replace(&mut interval.measured, empty));
             }
             MeasuredRow::Write { from } => {
                 let measured_length = now.saturating_duration_since(from);
@@ -703,7 +718,7 @@ impl<'a> Reporter<'a> {
     ) -> Result<Summary, LoadError> {
         let finished = status != RunStatus::Running;
         let now = Instant::now();
-        let mut interval = drain(recorders);
+        let mut interval = drain(recorders, ctx.ops.len());
         self.feed_live(&interval, now, finished);
         if let Some(held) = self.held_measured.take() {
             for (stats, h) in interval.measured.iter_mut().zip(&held) {
@@ -733,6 +748,7 @@ impl<'a> Reporter<'a> {
             now < measure_start || self.held_measured.is_some(),
             scheduled_in(&self.plan, self.last_tick, now) / length.as_secs_f64().max(1e-9),
             &interval,
+            &ctx.ops,
             length,
             hiccup_max_ms,
         ));
@@ -745,9 +761,11 @@ impl<'a> Reporter<'a> {
         let Some(live) = &self.options.live else {
             return;
         };
-        let ops = OpType::ALL
+        let ops = interval
+            .measured
             .iter()
-            .map(|op| live_op(&interval.measured[op.index()], &interval.warmup[op.index()]))
+            .zip(&interval.warmup)
+            .map(|(measured, warmup)| live_op(measured, warmup))
             .collect();
         let phase = match (finished, now < self.plan.measure_start) {
             (true, _) => RunPhase::Done,
@@ -790,8 +808,6 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// Operation names in [`OpType::index`] order, as the live figures know them.
-const OP_NAMES: [&str; 2] = [OpType::ALL[0].name(), OpType::ALL[1].name()];
 const ERROR_KINDS: [&str; 5] = [
     ErrorKind::ALL[0].name(),
     ErrorKind::ALL[1].name(),
@@ -825,9 +841,9 @@ fn live_op<'a>(measured: &'a OpStats, warmup: &OpStats) -> LiveOp<'a> {
 /// margin below the lower of the p99 measured so far and the last second's p99 (the warm-up's before
 /// the measured phase has enough), so that the operations above the run's final p99 are all there
 /// even when the p99 drifts down after a bad start; everything until a p99 is known.
-fn slow_thresholds(totals: &Totals, last: &IntervalRecorder) -> [u64; 2] {
+fn slow_thresholds(totals: &Totals, last: &IntervalRecorder) -> Vec<u64> {
     const ENOUGH: u64 = 200;
-    std::array::from_fn(|i| {
+    let threshold = |i: usize| {
         let measured = &totals.measured[i].latency;
         let warmup = &totals.warmup[i].latency;
         let basis = if measured.len() >= ENOUGH {
@@ -843,14 +859,16 @@ fn slow_thresholds(totals: &Totals, last: &IntervalRecorder) -> [u64; 2] {
             p99 = p99.min(recent.value_at_quantile(0.99));
         }
         p99 * 7 / 10
-    })
+    };
+    (0..totals.measured.len()).map(threshold).collect()
 }
 
-fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: [u64; 2]) {
+fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: Vec<u64>) {
     for r in recorders {
         r.lock()
             .unwrap_or_else(|e| e.into_inner())
-            .slow_threshold_us = thresholds;
+            .slow_threshold_us
+            .clone_from(&thresholds);
     }
 }
 
@@ -1010,7 +1028,7 @@ fn common_start(
 }
 
 fn absorb(totals: &mut Totals, interval: &IntervalRecorder, measure_start: Instant, now: Instant) {
-    for i in 0..2 {
+    for i in 0..totals.measured.len() {
         totals.measured[i].merge_from(&interval.measured[i]);
         totals.warmup[i].merge_from(&interval.warmup[i]);
         let _ = totals.window[i].add(&interval.measured[i].latency);
@@ -1031,6 +1049,8 @@ fn absorb(totals: &mut Totals, interval: &IntervalRecorder, measure_start: Insta
 
 struct SummaryBase {
     workload: String,
+    /// The workload's operation names, by [`OpId::index`].
+    ops: Vec<String>,
     target_rate: Option<f64>,
     p99_window: Duration,
     max_in_flight: usize,
@@ -1072,18 +1092,19 @@ impl Totals {
         })
     }
 
-    /// Every operation type that did anything, measured or in the warm-up, by its name.
-    fn op_summaries(&self, elapsed: f64) -> BTreeMap<String, OpSummary> {
-        OpType::ALL
-            .into_iter()
-            .filter(|op| {
-                let (s, w) = (&self.measured[op.index()], &self.warmup[op.index()]);
+    /// Every operation that did anything, measured or in the warm-up, by its name (`names`, by
+    /// operation index).
+    fn op_summaries(&self, names: &[String], elapsed: f64) -> BTreeMap<String, OpSummary> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let (s, w) = (&self.measured[*i], &self.warmup[*i]);
                 s.count + s.errors.total() + w.count + w.errors.total() > 0
             })
-            .map(|op| {
-                let i = op.index();
+            .map(|(i, name)| {
                 let summary = op_summary(&self.measured[i], &self.window_p99s[i], elapsed);
-                (op.name().to_string(), summary)
+                (name.clone(), summary)
             })
             .collect()
     }
@@ -1173,7 +1194,7 @@ fn build_summary(
         status,
         failure: ended.failure.clone(),
         p99_window_s: base.p99_window.as_secs_f64(),
-        ops: totals.op_summaries(elapsed),
+        ops: totals.op_summaries(&base.ops, elapsed),
         client: totals.client_summary(base, ended),
         warmup: totals.warmup_summary(),
         populate: base.populate.clone(),
@@ -1192,6 +1213,7 @@ fn progress_line(
     warming_up: bool,
     scheduled_per_s: f64,
     interval: &IntervalRecorder,
+    names: &[String],
     length: Duration,
     hiccup_max_ms: f64,
 ) -> String {
@@ -1213,14 +1235,13 @@ fn progress_line(
     );
     let mut failed = ErrorCounts::default();
     let mut failed_latency = new_histogram();
-    for op in OpType::ALL {
-        let s = &stats[op.index()];
+    for (s, name) in stats.iter().zip(names) {
         failed.merge(&s.errors);
         let _ = failed_latency.add(&s.failed_latency);
         if s.count > 0 {
             line.push_str(&format!(
                 " | {} p99 {:.2} ms",
-                op.name(),
+                name,
                 s.latency.value_at_quantile(0.99) as f64 / 1000.0
             ));
         }
@@ -1285,7 +1306,7 @@ async fn populate(
                 true
             }
         };
-        let interval = drain(&phase.recorders);
+        let interval = drain(&phase.recorders, ctx.ops.len());
         for s in &interval.warmup {
             done += s.count;
             errors += s.errors.total();
@@ -1428,31 +1449,29 @@ mod tests {
     #[test]
     fn a_run_shorter_than_half_a_window_reports_the_window_it_has_with_its_last_stall() {
         let start = Instant::now();
-        let mut totals = Totals::new();
+        let mut totals = Totals::new(2);
         totals.window_started = Some(start);
         // Two seconds of 1 ms writes, the last 2 % of them held up by a 0.8 s stall at the end.
         for _ in 0..980 {
-            totals.window[OpType::Write.index()].record(1_000).unwrap();
+            totals.window[OpId::WRITE.index()].record(1_000).unwrap();
         }
         for _ in 0..20 {
-            totals.window[OpType::Write.index()]
-                .record(800_000)
-                .unwrap();
+            totals.window[OpId::WRITE.index()].record(800_000).unwrap();
         }
         totals.close_window(false, WINDOW, start + Duration::from_secs(1));
         assert!(
-            totals.window_p99s[OpType::Write.index()].is_empty(),
+            totals.window_p99s[OpId::WRITE.index()].is_empty(),
             "not full yet"
         );
         totals.close_window(true, WINDOW, start + Duration::from_secs(2));
-        let windows = &totals.window_p99s[OpType::Write.index()];
+        let windows = &totals.window_p99s[OpId::WRITE.index()];
         assert_eq!(windows.len(), 1);
         assert_eq!(windows[0].seconds, 2.0);
         let (avg, max, note) = windowed_p99(windows);
         assert!(max.unwrap() >= 799.0, "{max:?}");
         assert_eq!((avg, note), (max, None));
         // No read was measured: no window, and a reason instead of a number.
-        assert!(totals.window_p99s[OpType::Read.index()].is_empty());
+        assert!(totals.window_p99s[OpId::READ.index()].is_empty());
     }
 
     #[test]
@@ -1475,13 +1494,13 @@ mod tests {
         // A window in which nothing succeeded (the node was down) is left out, not read as a 0.0
         // window that would pull the average down; the windows with successes still count.
         let start = Instant::now();
-        let mut totals = Totals::new();
+        let mut totals = Totals::new(2);
         totals.window_started = Some(start);
         totals.close_window(false, WINDOW, start + WINDOW);
-        assert!(totals.window_p99s[OpType::Write.index()].is_empty());
-        totals.window[OpType::Write.index()].record(2_000).unwrap();
+        assert!(totals.window_p99s[OpId::WRITE.index()].is_empty());
+        totals.window[OpId::WRITE.index()].record(2_000).unwrap();
         totals.close_window(true, WINDOW, start + WINDOW * 2);
-        let (avg, max, note) = windowed_p99(&totals.window_p99s[OpType::Write.index()]);
+        let (avg, max, note) = windowed_p99(&totals.window_p99s[OpId::WRITE.index()]);
         assert_eq!((avg, max, note), (Some(2.0), Some(2.0), None));
     }
 }

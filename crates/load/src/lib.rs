@@ -24,7 +24,9 @@ pub use cqlmap::{parse_replication, parse_table_options, CqlMap, CqlMapError, Ta
 pub use engine::{run, RunResult};
 pub use options::{Consistency, Credentials, PrometheusOptions, RunOptions, Stopping};
 pub use output::format_result_table;
-pub use workload::{find_workload, OpType, PartitionGen, Workload, WorkloadInfo, WORKLOADS};
+pub use workload::{
+    find_workload, OpId, PartitionGen, Workload, WorkloadInfo, BUILT_IN_OPS, WORKLOADS,
+};
 
 /// Everything that can stop a run, as one line for the CLI.
 #[derive(Debug, thiserror::Error)]

@@ -14,7 +14,6 @@ use cqlbench_results::{
 };
 
 use crate::recorder::{OpStats, SlowOp as RecordedSlowOp};
-use crate::workload::OpType;
 use crate::LoadError;
 
 /// One reporting interval of one phase, as the engine hands it over.
@@ -23,7 +22,8 @@ pub struct Interval<'a> {
     pub elapsed_s: f64,
     pub length: Duration,
     pub measured: bool,
-    pub stats: &'a [OpStats; 2],
+    /// By operation index.
+    pub stats: &'a [OpStats],
     /// What the schedule put in this interval, over all operation types, per second.
     pub scheduled_ops_s: f64,
     pub hiccup_max_ms: f64,
@@ -31,16 +31,16 @@ pub struct Interval<'a> {
 }
 
 impl Interval<'_> {
-    /// The intervals.csv row of one operation type.
-    fn row(&self, op: OpType) -> IntervalRow {
-        let s = &self.stats[op.index()];
+    /// The intervals.csv row of operation `op`, named `name`.
+    fn row(&self, op: usize, name: &str) -> IntervalRow {
+        let s = &self.stats[op];
         let secs = self.length.as_secs_f64().max(1e-9);
         let service = Percentiles::of(&s.service);
         let failed = Percentiles::of(&s.failed_latency);
         IntervalRow {
             elapsed_s: self.elapsed_s,
             measured: self.measured,
-            op: op.name().to_string(),
+            op: name.to_string(),
             count: s.count,
             errors: s.errors.total(),
             sent_ops_s: s.sent as f64 / secs,
@@ -63,7 +63,10 @@ impl Interval<'_> {
 pub struct ResultFiles {
     dir: PathBuf,
     intervals: BufWriter<File>,
-    hlogs: Vec<(OpType, HlogKind, HlogWriter)>,
+    /// The workload's operation names, by operation index.
+    ops: Vec<String>,
+    /// (operation index, kind, log).
+    hlogs: Vec<(usize, HlogKind, HlogWriter)>,
     slow_ops: Option<BufWriter<File>>,
 }
 
@@ -75,26 +78,28 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
 }
 
 impl ResultFiles {
-    pub fn create(dir: &Path, start: SystemTime) -> Result<Self, LoadError> {
+    /// Creates the files of a run of the operations named `ops` (by operation index).
+    pub fn create(dir: &Path, start: SystemTime, ops: &[String]) -> Result<Self, LoadError> {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
         let csv_path = dir.join(INTERVALS_FILE);
         let mut intervals = BufWriter::new(File::create(&csv_path).map_err(io_error(&csv_path))?);
         writeln!(intervals, "{INTERVAL_COLUMNS}").map_err(io_error(&csv_path))?;
         intervals.flush().map_err(io_error(&csv_path))?;
         let mut hlogs = Vec::new();
-        for op in OpType::ALL {
+        for (op, name) in ops.iter().enumerate() {
             for kind in HlogKind::ALL {
                 let comments = [
-                    format!("cqlbench {} {}", op.name(), kind.description()),
+                    format!("cqlbench {name} {}", kind.description()),
                     "values and Interval_Max in microseconds".to_string(),
                 ];
-                let path = dir.join(kind.file_name(op.name()));
+                let path = dir.join(kind.file_name(name));
                 hlogs.push((op, kind, HlogWriter::create(&path, &comments, start)?));
             }
         }
         Ok(ResultFiles {
             dir: dir.to_path_buf(),
             intervals,
+            ops: ops.to_vec(),
             hlogs,
             slow_ops: None,
         })
@@ -125,7 +130,7 @@ impl ResultFiles {
             let row = SlowOp {
                 intended_s: since(op.intended),
                 done_s: since(op.done),
-                op: op.op.name().to_string(),
+                op: self.ops[op.op.index()].clone(),
                 latency_ms: op.done.saturating_duration_since(op.intended).as_secs_f64() * 1000.0,
                 node: nodes
                     .get(usize::from(op.node))
@@ -140,13 +145,13 @@ impl ResultFiles {
     /// the interval logs.
     pub fn write_interval(&mut self, interval: &Interval) -> Result<(), LoadError> {
         let csv_path = self.dir.join(INTERVALS_FILE);
-        for op in OpType::ALL {
-            let s = &interval.stats[op.index()];
+        for (op, name) in self.ops.iter().enumerate() {
+            let s = &interval.stats[op];
             let active = s.count + s.errors.total() + s.sent > 0;
             if !active && interval.scheduled_ops_s == 0.0 {
                 continue;
             }
-            writeln!(self.intervals, "{}", interval.row(op).csv_line())
+            writeln!(self.intervals, "{}", interval.row(op, name).csv_line())
                 .map_err(io_error(&csv_path))?;
         }
         self.intervals.flush().map_err(io_error(&csv_path))?;
@@ -155,7 +160,7 @@ impl ResultFiles {
             let end = Duration::from_secs_f64(interval.elapsed_s.max(0.0));
             let since_start = end.saturating_sub(interval.length);
             for (op, kind, log) in &mut self.hlogs {
-                let stats = &interval.stats[op.index()];
+                let stats = &interval.stats[*op];
                 let h = match kind {
                     HlogKind::Latency => &stats.latency,
                     HlogKind::Service => &stats.service,
@@ -198,8 +203,16 @@ pub fn format_result_table(summary: &Summary) -> String {
         "{} for {:.1} s, {target}, achieved {:.1} successful ops/s — {}\n",
         summary.workload, summary.duration_s, summary.achieved_rate, summary.rate_note
     ));
+    // Operation names come from the workload; the column is as wide as the longest.
+    let width = summary
+        .ops
+        .keys()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(6);
     out.push_str(&format!(
-        "{:<6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
+        "{:<width$} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
         "op",
         "ok",
         "ok/s",
@@ -216,7 +229,7 @@ pub fn format_result_table(summary: &Summary) -> String {
             continue;
         }
         out.push_str(&format!(
-            "{:<6} {:>10} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
+            "{:<width$} {:>10} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
             name,
             op.count,
             op.ops_per_s,

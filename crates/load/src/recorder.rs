@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use crate::workload::OpType;
+use crate::workload::OpId;
 
 pub use cqlbench_results::hlog::new_histogram;
 pub use cqlbench_results::{ErrorCounts, ErrorKind};
@@ -12,7 +12,7 @@ pub use cqlbench_results::{ErrorCounts, ErrorKind};
 /// One finished operation.
 #[derive(Debug, Clone, Copy)]
 pub struct Completion {
-    pub op: OpType,
+    pub op: OpId,
     pub intended: Instant,
     pub sent: Instant,
     /// When the answer arrived or the failure became known (a timeout at its deadline).
@@ -31,7 +31,7 @@ pub const NO_NODE: u16 = u16::MAX;
 /// that the tail can be lined up with the servers' pauses afterwards.
 #[derive(Debug, Clone, Copy)]
 pub struct SlowOp {
-    pub op: OpType,
+    pub op: OpId,
     pub intended: Instant,
     pub done: Instant,
     pub node: u16,
@@ -95,8 +95,9 @@ fn micros(from: Instant, to: Instant) -> u64 {
 /// What one scheduler thread records between two reporter ticks; the reporter drains it each second.
 #[derive(Debug)]
 pub struct IntervalRecorder {
-    pub measured: [OpStats; 2],
-    pub warmup: [OpStats; 2],
+    /// By [`OpId::index`].
+    pub measured: Vec<OpStats>,
+    pub warmup: Vec<OpStats>,
     /// Operations that found all of this thread's in-flight slots busy when they were due.
     pub concurrency_limited: u64,
     /// Operations re-sent after the server answered that it did not know the prepared statement.
@@ -111,31 +112,30 @@ pub struct IntervalRecorder {
     pub send_gaps: Histogram<u64>,
     /// Successful measured operations at or above this latency (µs, per operation type) are kept in
     /// `slow`; `u64::MAX` keeps none. The engine lowers it below the running p99 at every tick.
-    pub slow_threshold_us: [u64; 2],
+    pub slow_threshold_us: Vec<u64>,
     pub slow: Vec<SlowOp>,
 }
 
-impl Default for IntervalRecorder {
-    fn default() -> Self {
+impl IntervalRecorder {
+    /// A recorder for a workload of `ops` operations.
+    pub fn new(ops: usize) -> Self {
         IntervalRecorder {
-            measured: Default::default(),
-            warmup: Default::default(),
+            measured: vec![OpStats::default(); ops],
+            warmup: vec![OpStats::default(); ops],
             concurrency_limited: 0,
             reprepared: 0,
             last_done: None,
             lateness: new_histogram(),
             send_gaps: new_histogram(),
-            slow_threshold_us: [u64::MAX; 2],
+            slow_threshold_us: vec![u64::MAX; ops],
             slow: Vec::new(),
         }
     }
-}
 
-impl IntervalRecorder {
     /// The stats an operation intended at `intended` belongs to.
     pub fn stats_for(
         &mut self,
-        op: OpType,
+        op: OpId,
         intended: Instant,
         measure_start: Instant,
     ) -> &mut OpStats {
@@ -189,7 +189,7 @@ impl IntervalRecorder {
 
     /// Moves everything recorded so far into `into` and starts afresh.
     pub fn drain_into(&mut self, into: &mut IntervalRecorder) {
-        for i in 0..2 {
+        for i in 0..self.measured.len() {
             into.measured[i].merge_from(&self.measured[i]);
             self.measured[i].reset();
             into.warmup[i].merge_from(&self.warmup[i]);
@@ -214,9 +214,9 @@ mod tests {
     #[test]
     fn latency_counts_from_the_intended_start_and_service_from_the_send() {
         let t0 = Instant::now();
-        let mut rec = IntervalRecorder::default();
+        let mut rec = IntervalRecorder::new(2);
         let c = Completion {
-            op: OpType::Write,
+            op: OpId::WRITE,
             intended: t0,
             sent: t0 + Duration::from_millis(900),
             done: t0 + Duration::from_millis(1000),
@@ -225,7 +225,7 @@ mod tests {
             node: 0,
         };
         rec.record(&c, t0);
-        let w = &rec.measured[OpType::Write.index()];
+        let w = &rec.measured[OpId::WRITE.index()];
         // A failed operation is not a successful latency: it has its own histogram.
         assert_eq!((w.count, w.latency.len(), w.service.len()), (0, 0, 0));
         assert!((w.failed_latency.max() as i64 - 1_000_000).abs() < 1000);
@@ -234,15 +234,15 @@ mod tests {
         assert_eq!(w.errors.timeout, 1);
         let ok = Completion { error: None, ..c };
         rec.record(&ok, t0);
-        let w = &rec.measured[OpType::Write.index()];
+        let w = &rec.measured[OpId::WRITE.index()];
         assert_eq!((w.count, w.errors.total()), (1, 1));
         assert!((w.latency.max() as i64 - 1_000_000).abs() < 1000);
         assert!((w.service.max() as i64 - 100_000).abs() < 100);
-        assert_eq!(rec.measured[OpType::Read.index()].count, 0);
+        assert_eq!(rec.measured[OpId::READ.index()].count, 0);
         // An operation intended before the measured phase belongs to the warm-up.
         rec.record(&c, t0 + Duration::from_millis(1));
-        assert_eq!(rec.warmup[OpType::Write.index()].errors.timeout, 1);
-        let mut total = IntervalRecorder::default();
+        assert_eq!(rec.warmup[OpId::WRITE.index()].errors.timeout, 1);
+        let mut total = IntervalRecorder::new(2);
         rec.drain_into(&mut total);
         assert_eq!(total.measured[1].count, 1);
         assert_eq!(rec.measured[1].count, 0);
@@ -251,11 +251,11 @@ mod tests {
     #[test]
     fn unsent_operations_are_failures_without_client_lateness() {
         let t0 = Instant::now();
-        let mut rec = IntervalRecorder::default();
+        let mut rec = IntervalRecorder::new(2);
         let gave_up = t0 + Duration::from_secs(12);
         rec.record(
             &Completion {
-                op: OpType::Read,
+                op: OpId::READ,
                 intended: t0,
                 sent: gave_up,
                 done: gave_up,
@@ -265,7 +265,7 @@ mod tests {
             },
             t0,
         );
-        let r = &rec.measured[OpType::Read.index()];
+        let r = &rec.measured[OpId::READ.index()];
         assert_eq!(r.errors.unsent, 1);
         assert!(r.failed_latency.max() >= 12_000_000 - 12_000);
         assert!(rec.lateness.is_empty());

@@ -15,7 +15,6 @@ use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
 use crate::options::{Consistency, RunOptions};
 use crate::topology::Topology;
 use crate::wire::WireConfig;
-use crate::workload::OpType;
 use crate::LoadError;
 
 fn driver_consistency(c: Consistency) -> DriverConsistency {
@@ -253,8 +252,9 @@ pub async fn prepare(session: &Session, options: &RunOptions) -> Result<(), Load
                 reason: one_line(&e.to_string()),
             })
     };
-    let _: PreparedStatement = prepare_one(options.workload.write_cql(&options.keyspace)).await?;
-    let _: PreparedStatement = prepare_one(options.workload.read_cql(&options.keyspace)).await?;
+    for cql in options.workload.statements(&options.keyspace) {
+        let _: PreparedStatement = prepare_one(cql).await?;
+    }
     Ok(())
 }
 
@@ -278,9 +278,7 @@ fn consistency_code(c: Consistency) -> u16 {
 /// How the load path connects and what it sends: every operation is one request, never retried, so
 /// each failure is counted as what it was.
 pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
-    let mut statements: [String; 2] = Default::default();
-    statements[OpType::Write.index()] = options.workload.write_cql(&options.keyspace);
-    statements[OpType::Read.index()] = options.workload.read_cql(&options.keyspace);
+    let statements = options.workload.statements(&options.keyspace);
     Ok(WireConfig {
         topology,
         connect: ConnectOptions {

@@ -23,7 +23,7 @@ use cqlbench_cql::{
 use crate::poll::{self, Epoll};
 use crate::recorder::{Completion, ErrorKind, IntervalRecorder, NO_NODE};
 use crate::topology::{token_of, Topology};
-use crate::workload::OpType;
+use crate::workload::OpId;
 
 /// Largest response accepted (a LIMIT 500 slice of wide rows is well under this).
 const MAX_FRAME: usize = 256 << 20;
@@ -37,32 +37,32 @@ const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 pub struct WireConfig {
     pub topology: Topology,
     pub connect: ConnectOptions,
-    /// CQL of the statements, by [`OpType::index`].
-    pub statements: [String; 2],
+    /// CQL of the statements, by [`OpId::index`].
+    pub statements: Vec<String>,
     pub consistency: u16,
     pub serial_consistency: u16,
     pub request_timeout: Duration,
 }
 
-/// Prepared statement ids, by [`OpType::index`].
-type Ids = [Vec<u8>; 2];
+/// Prepared statement ids, by [`OpId::index`].
+type Ids = Vec<Vec<u8>>;
 
 /// Opens and prepares one connection (blocking), then switches it to non-blocking mode.
 fn open(addr: SocketAddr, config: &WireConfig) -> Result<(Stream, Ids), cql::CqlError> {
     let mut stream = cql::connect(addr, &config.connect)?;
-    let read = cql::prepare(&mut stream, &config.statements[OpType::Read.index()])?;
-    let write = cql::prepare(&mut stream, &config.statements[OpType::Write.index()])?;
+    let ids = config
+        .statements
+        .iter()
+        .map(|cql| cql::prepare(&mut stream, cql).map(|prepared| prepared.id))
+        .collect::<Result<Ids, _>>()?;
     stream.set_nonblocking(true)?;
-    let mut ids: Ids = Default::default();
-    ids[OpType::Read.index()] = read.id;
-    ids[OpType::Write.index()] = write.id;
     Ok((stream, ids))
 }
 
 /// An operation waiting for its response.
 #[derive(Debug, Clone, Copy)]
 pub struct Pending {
-    pub op: OpType,
+    pub op: OpId,
     pub intended: Option<Instant>,
     pub sent: Instant,
     /// A reply after this is a timeout, however it reads.
@@ -97,7 +97,7 @@ enum SlotState {
     Free,
     Busy(Pending),
     /// A PREPARE of this operation type's statement, sent after the server forgot it.
-    Preparing(OpType),
+    Preparing(OpId),
     /// Timed out (already recorded); the stream id stays taken until the late answer arrives.
     Orphan,
 }
@@ -131,7 +131,7 @@ struct Conn {
     live: usize,
     wants_writable: bool,
     /// Per operation type: operations (stream id, slot generation) waiting for a re-prepare.
-    awaiting_prepare: [Vec<(u16, u32)>; 2],
+    awaiting_prepare: Vec<Vec<(u16, u32)>>,
     /// Operations re-sent after a re-prepare, not yet handed to the recorder.
     reprepared: u64,
     reconnect: Option<Reconnect>,
@@ -139,11 +139,12 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(node: usize, opened: Option<(Stream, Ids)>) -> Conn {
+    /// A connection to `node` for a workload of `ops` operations (`opened`: `None` while it is down).
+    fn new(node: usize, ops: usize, opened: Option<(Stream, Ids)>) -> Conn {
         let stream_is_down = opened.is_none();
         let (stream, ids) = match opened {
             Some((stream, ids)) => (Some(stream), ids),
-            None => (None, Ids::default()),
+            None => (None, vec![Vec::new(); ops]),
         };
         Conn {
             node,
@@ -159,7 +160,7 @@ impl Conn {
             deadlines: VecDeque::new(),
             live: 0,
             wants_writable: false,
-            awaiting_prepare: Default::default(),
+            awaiting_prepare: vec![Vec::new(); ops],
             reprepared: 0,
             reconnect: None,
             retry_at: stream_is_down.then(Instant::now),
@@ -219,8 +220,8 @@ impl Conn {
     fn await_prepare(
         &mut self,
         id: u16,
-        op: OpType,
-        statements: &[String; 2],
+        op: OpId,
+        statements: &[String],
         completed: &mut Vec<Completion>,
     ) {
         let generation = self.slots[id as usize].generation;
@@ -240,7 +241,7 @@ impl Conn {
 
     /// The statement is prepared again (under `prepared`): re-send the waiting operations under their
     /// own stream ids, which stayed taken.
-    fn resend_awaiting(&mut self, op: OpType, prepared: Vec<u8>) {
+    fn resend_awaiting(&mut self, op: OpId, prepared: Vec<u8>) {
         self.ids[op.index()] = prepared;
         for (id, generation) in std::mem::take(&mut self.awaiting_prepare[op.index()]) {
             let slot = &mut self.slots[id as usize];
@@ -263,7 +264,7 @@ impl Conn {
     }
 
     /// The re-prepare failed: the operations waiting for it fail now.
-    fn fail_awaiting(&mut self, op: OpType, now: Instant, completed: &mut Vec<Completion>) {
+    fn fail_awaiting(&mut self, op: OpId, now: Instant, completed: &mut Vec<Completion>) {
         for (id, generation) in std::mem::take(&mut self.awaiting_prepare[op.index()]) {
             let slot = &self.slots[id as usize];
             if slot.generation != generation {
@@ -304,7 +305,7 @@ impl Conn {
     fn read(
         &mut self,
         now: Instant,
-        statements: &[String; 2],
+        statements: &[String],
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
         loop {
@@ -344,7 +345,7 @@ impl Conn {
     fn parse(
         &mut self,
         now: Instant,
-        statements: &[String; 2],
+        statements: &[String],
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
         let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
@@ -445,7 +446,7 @@ impl Conn {
                 completed.push(p.complete(now, Some(ErrorKind::Other), self.node as u16));
             }
         }
-        self.awaiting_prepare = Default::default();
+        self.awaiting_prepare.iter_mut().for_each(Vec::clear);
         self.stream = None; // closing the socket also removes it from epoll
         self.slots.clear();
         self.free.clear();
@@ -484,6 +485,7 @@ impl ThreadConns {
     /// background while the run goes; it is an error only if no connection at all could be opened.
     pub fn open(config: &WireConfig, per_node: usize) -> Result<ThreadConns, cql::CqlError> {
         let per_node = per_node.max(1);
+        let ops = config.statements.len();
         let mut conns = Vec::new();
         let mut ids: Option<Ids> = None;
         let mut last_error = None;
@@ -494,11 +496,11 @@ impl ThreadConns {
                     // so nodes normally agree; each connection keeps its own ids all the same.
                     Ok((stream, got)) => {
                         ids.get_or_insert_with(|| got.clone());
-                        conns.push(Conn::new(node, Some((stream, got))));
+                        conns.push(Conn::new(node, ops, Some((stream, got))));
                     }
                     Err(e) => {
                         last_error = Some(e);
-                        conns.push(Conn::new(node, None));
+                        conns.push(Conn::new(node, ops, None));
                     }
                 }
             }
@@ -690,12 +692,21 @@ pub struct LoopOutcome {
 }
 
 /// What the loop counts between two hand-overs to the recorder (taken under one lock).
-#[derive(Default)]
 struct Tally {
-    /// Released operations by [phase (0 warm-up, 1 measured)][operation type].
-    released: [[u64; 2]; 2],
+    /// Released operations by [phase (0 warm-up, 1 measured)][operation].
+    released: [Vec<u64>; 2],
     concurrency_limited: u64,
     send_gaps: Vec<u64>,
+}
+
+impl Tally {
+    fn new(ops: usize) -> Tally {
+        Tally {
+            released: [vec![0; ops], vec![0; ops]],
+            concurrency_limited: 0,
+            send_gaps: Vec::new(),
+        }
+    }
 }
 
 /// The next operation of a thread's share, as the schedule has it now.
@@ -743,8 +754,8 @@ struct ThreadLoop<'a, T, B> {
 
 impl<T, B> ThreadLoop<'_, T, B>
 where
-    T: Fn(u64) -> OpType,
-    B: FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
+    T: Fn(u64) -> OpId,
+    B: FnMut(u64, OpId, &mut ExecuteFrame) -> Range<usize>,
 {
     /// Whether the schedule has an operation to release now.
     fn next(&mut self, now: Instant, interval_nanos: Option<f64>) -> Next {
@@ -984,8 +995,8 @@ pub fn run_loop(
     conns: &mut ThreadConns,
     schedule: &Schedule,
     io: &LoopIo,
-    op_type: impl Fn(u64) -> OpType,
-    bind: impl FnMut(u64, OpType, &mut ExecuteFrame) -> Range<usize>,
+    op_type: impl Fn(u64) -> OpId,
+    bind: impl FnMut(u64, OpId, &mut ExecuteFrame) -> Range<usize>,
 ) -> LoopOutcome {
     io.progress.store(schedule.lane, Ordering::Relaxed);
     let epoll = match Epoll::new() {
@@ -1013,7 +1024,7 @@ pub fn run_loop(
         bind,
         epoll,
         completed: Vec::with_capacity(256),
-        tally: Tally::default(),
+        tally: Tally::new(config.statements.len()),
         last_release: None,
         released_total: 0,
         cursor: schedule.lane,
@@ -1040,7 +1051,7 @@ pub fn give_up(
     conns: &mut ThreadConns,
     schedule: &Schedule,
     io: &LoopIo,
-    op_type: &impl Fn(u64) -> OpType,
+    op_type: &impl Fn(u64) -> OpId,
     now: Instant,
 ) -> LoopOutcome {
     let mut completed = Vec::new();
@@ -1052,7 +1063,7 @@ pub fn give_up(
         schedule.phase.measure_start,
         conns,
         &mut completed,
-        &mut Tally::default(),
+        &mut Tally::new(0),
     );
     account_unsent(schedule, io, op_type, now)
 }
@@ -1063,7 +1074,7 @@ pub fn give_up(
 fn account_unsent(
     schedule: &Schedule,
     io: &LoopIo,
-    op_type: &impl Fn(u64) -> OpType,
+    op_type: &impl Fn(u64) -> OpId,
     now: Instant,
 ) -> LoopOutcome {
     let phase = schedule.phase;
@@ -1125,7 +1136,7 @@ fn record(
         .iter_mut()
         .map(|c| std::mem::take(&mut c.reprepared))
         .sum();
-    let nothing_counted = tally.released == [[0; 2]; 2]
+    let nothing_counted = tally.released.iter().flatten().all(|&n| n == 0)
         && tally.concurrency_limited == 0
         && tally.send_gaps.is_empty()
         && reprepared == 0;
@@ -1231,8 +1242,8 @@ mod tests {
     /// RESULT Void: a write's answer.
     const VOID: [u8; 4] = 1i32.to_be_bytes();
 
-    fn statements() -> [String; 2] {
-        [
+    fn statements() -> Vec<String> {
+        vec![
             "SELECT v FROM t WHERE k = ?".into(),
             "INSERT INTO t (k, v) VALUES (?, ?)".into(),
         ]
@@ -1243,14 +1254,14 @@ mod tests {
         let t0 = Instant::now();
         let timeout = Duration::from_millis(500);
         let pending = Pending {
-            op: OpType::Write,
+            op: OpId::WRITE,
             intended: Some(t0),
             sent: t0,
             deadline: t0 + timeout,
             slot_limited: false,
             reprepares: 0,
         };
-        let mut conn = Conn::new(0, None);
+        let mut conn = Conn::new(0, 2, None);
         for _ in 0..3 {
             assert!(conn.start(&execute(b"id"), pending));
         }
@@ -1282,11 +1293,11 @@ mod tests {
         assert_eq!(completed.len(), 3);
         // Recorded, the late answers are failures whose latency is the timeout; no successful
         // operation has a service time over the timeout.
-        let mut recorder = IntervalRecorder::default();
+        let mut recorder = IntervalRecorder::new(2);
         for c in &completed {
             recorder.record(c, t0);
         }
-        let write = &recorder.measured[OpType::Write.index()];
+        let write = &recorder.measured[OpId::WRITE.index()];
         assert_eq!((write.count, write.errors.timeout), (1, 2));
         let timeout_us = timeout.as_micros() as u64;
         assert!(write.service.max() <= write.service.highest_equivalent(timeout_us));
@@ -1326,15 +1337,15 @@ mod tests {
         let t0 = Instant::now();
         let at = |n: u64| t0 + Duration::from_millis(n);
         let pending = Pending {
-            op: OpType::Read,
+            op: OpId::READ,
             intended: Some(t0),
             sent: t0,
             deadline: at(1000),
             slot_limited: false,
             reprepares: 0,
         };
-        let mut conn = Conn::new(0, None);
-        conn.ids[OpType::Read.index()] = b"old".to_vec();
+        let mut conn = Conn::new(0, 2, None);
+        conn.ids[OpId::READ.index()] = b"old".to_vec();
         assert!(conn.start(&execute(b"old"), pending));
         conn.out.clear();
         let mut completed = Vec::new();
@@ -1373,15 +1384,15 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let pending = Pending {
-            op: OpType::Read,
+            op: OpId::READ,
             intended: Some(t0),
             sent: t0 + ms(1),
             deadline: t0 + ms(1) + ms(100),
             slot_limited: false,
             reprepares: 0,
         };
-        let mut conn = Conn::new(0, None);
-        conn.ids[OpType::Read.index()] = b"old".to_vec();
+        let mut conn = Conn::new(0, 2, None);
+        conn.ids[OpId::READ.index()] = b"old".to_vec();
         assert!(conn.start(&execute(b"old"), pending));
         let second = Pending {
             sent: t0 + ms(2),
@@ -1436,9 +1447,9 @@ mod tests {
                 (Some(ErrorKind::Timeout), t0, t0 + ms(2), t0 + ms(102)),
             ]
         );
-        let mut recorder = IntervalRecorder::default();
+        let mut recorder = IntervalRecorder::new(2);
         recorder.record(&completed[0], t0);
-        let read = &recorder.measured[OpType::Read.index()];
+        let read = &recorder.measured[OpId::READ.index()];
         assert_eq!(read.latency.max(), read.latency.highest_equivalent(9_000));
         assert_eq!(read.service.max(), read.service.highest_equivalent(8_000));
         assert_eq!(conn.live, 0);

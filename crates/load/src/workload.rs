@@ -4,27 +4,24 @@
 use crate::cqlmap::TableOptions;
 use crate::LoadError;
 
-/// Operation types that get their own histograms.
+/// An operation of a workload, by its place in the workload's list of operations: what the engine,
+/// the recorder and the result files know an operation by (its name comes from the workload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpType {
-    Read,
-    Write,
-}
+pub struct OpId(pub u16);
 
-impl OpType {
-    pub const ALL: [OpType; 2] = [OpType::Read, OpType::Write];
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            OpType::Read => "read",
-            OpType::Write => "write",
-        }
-    }
+impl OpId {
+    /// The built-in workloads' read, operation 0.
+    pub const READ: OpId = OpId(0);
+    /// The built-in workloads' write, operation 1.
+    pub const WRITE: OpId = OpId(1);
 
     pub fn index(self) -> usize {
-        self as usize
+        usize::from(self.0)
     }
 }
+
+/// The built-in workloads' operation names, by [`OpId::index`].
+pub const BUILT_IN_OPS: [&str; 2] = ["read", "write"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
@@ -229,6 +226,16 @@ impl Workload {
         }
     }
 
+    /// The operations' names, by [`OpId::index`].
+    pub fn op_names(&self) -> Vec<String> {
+        BUILT_IN_OPS.iter().map(|name| name.to_string()).collect()
+    }
+
+    /// The operations' CQL, by [`OpId::index`].
+    pub fn statements(&self, keyspace: &str) -> Vec<String> {
+        vec![self.read_cql(keyspace), self.write_cql(keyspace)]
+    }
+
     pub fn write_cql(&self, keyspace: &str) -> String {
         match self.info.kind {
             WorkloadKind::BasicTimeSeries => format!(
@@ -312,11 +319,11 @@ const SALT_DATA: u64 = 5;
 const SALT_CLUST: u64 = 6;
 
 impl KeyPlan {
-    pub fn op_type(&self, index: u64) -> OpType {
+    pub fn op_type(&self, index: u64) -> OpId {
         if index < self.populate || unit_float(mix(self.seed, index, SALT_OP)) >= self.read_ratio {
-            OpType::Write
+            OpId::WRITE
         } else {
-            OpType::Read
+            OpId::READ
         }
     }
 
@@ -343,7 +350,7 @@ impl KeyPlan {
         if index > 0 {
             for attempt in 0..8 {
                 let earlier = mix(self.seed, index, SALT_READ + 16 * attempt) % index;
-                if self.op_type(earlier) == OpType::Write {
+                if self.op_type(earlier) == OpId::WRITE {
                     return self.partition(earlier);
                 }
             }
@@ -401,9 +408,7 @@ mod tests {
     #[test]
     fn read_ratio_is_honoured_and_deterministic() {
         let p = plan(PartitionGen::Sequence, 0.2);
-        let reads = (0..100_000)
-            .filter(|&i| p.op_type(i) == OpType::Read)
-            .count();
+        let reads = (0..100_000).filter(|&i| p.op_type(i) == OpId::READ).count();
         assert!((19_000..21_000).contains(&reads), "{reads}");
         assert_eq!(
             p.op_type(1234),
@@ -425,14 +430,14 @@ mod tests {
         }
         let p = plan(PartitionGen::Sequence, 0.5);
         let written: std::collections::HashSet<u64> = (0..5000)
-            .filter(|&i| p.op_type(i) == OpType::Write)
+            .filter(|&i| p.op_type(i) == OpId::WRITE)
             .map(|i| p.partition(i))
             .collect();
         let hits = (10..5000)
-            .filter(|&i| p.op_type(i) == OpType::Read)
+            .filter(|&i| p.op_type(i) == OpId::READ)
             .filter(|&i| written.contains(&p.read_partition(i)))
             .count();
-        let reads = (10..5000).filter(|&i| p.op_type(i) == OpType::Read).count();
+        let reads = (10..5000).filter(|&i| p.op_type(i) == OpId::READ).count();
         assert!(hits * 100 >= reads * 99, "{hits}/{reads}");
     }
 
