@@ -1,0 +1,153 @@
+//! The compiled workload: what every front end (the native format today; cassandra-stress profiles
+//! and nosqlbench workloads next) lowers a file into, and all the load engine knows of it.
+
+use crate::value::ValueSpec;
+
+/// A workload read from a file, checked and with its parameters resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// Its name in results (the file's stem).
+    pub name: String,
+    /// The file it came from, for messages (`FILE:LINE: …`).
+    pub file: String,
+    pub description: String,
+    /// The keyspace's replication map when the file gives one (else the cluster's default).
+    pub replication: Option<String>,
+    /// DDL run in order before anything else, in the run's keyspace.
+    pub schema: Vec<Located<String>>,
+    /// Operations by index: the names results carry.
+    pub ops: Vec<Operation>,
+    /// Rows written before the measured phase, by which operation.
+    pub populate: Option<Populate>,
+    /// Parameters as resolved (defaults, then `--workload.NAME=VALUE`).
+    pub params: Vec<(String, String)>,
+}
+
+/// A value with the line it was written on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located<T> {
+    pub line: usize,
+    pub value: T,
+}
+
+/// One named statement of the mix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    pub name: String,
+    pub cql: Located<String>,
+    /// Relative share of the measured mix (0: only run by populate).
+    pub weight: f64,
+    /// Consistency level names (`LOCAL_QUORUM`, …); `None` takes the run's `--consistency`.
+    pub consistency: Option<String>,
+    pub serial_consistency: Option<String>,
+    /// The generators this operation's bind markers may use, by marker name (the column's name for
+    /// `?`, the given name for `:name`).
+    pub values: Vec<(String, Located<ValueSpec>)>,
+}
+
+impl Operation {
+    pub fn value(&self, marker: &str) -> Option<&Located<ValueSpec>> {
+        self.values
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(marker))
+            .map(|(_, spec)| spec)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Populate {
+    /// Index into [`Workload::ops`].
+    pub op: usize,
+    pub rows: u64,
+    /// The generators populate binds that operation's markers with: the operation's own, with
+    /// populate's `values` over them (e.g. a `seq` key, so that every key is written once).
+    pub values: Vec<(String, Located<ValueSpec>)>,
+}
+
+impl Populate {
+    pub fn value(&self, marker: &str) -> Option<&Located<ValueSpec>> {
+        self.values
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(marker))
+            .map(|(_, spec)| spec)
+    }
+}
+
+impl Workload {
+    /// The operations' names, by index.
+    pub fn op_names(&self) -> Vec<String> {
+        self.ops.iter().map(|op| op.name.clone()).collect()
+    }
+
+    /// The table the requests' partition keys belong to (for routing): the first one the schema
+    /// creates, else the first one an operation names.
+    pub fn main_table(&self) -> Option<String> {
+        let created = self
+            .schema
+            .iter()
+            .find_map(|ddl| table_after(&ddl.value, &["CREATE TABLE"]));
+        created.or_else(|| {
+            self.ops
+                .iter()
+                .find_map(|op| table_after(&op.cql.value, &["INSERT INTO", "FROM", "UPDATE"]))
+        })
+    }
+
+    /// `FILE:LINE: message`.
+    pub fn at(&self, line: usize, message: impl Into<String>) -> crate::WorkloadError {
+        crate::WorkloadError::At {
+            file: self.file.clone(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// The table named after the first of `words` in `cql` (without keyspace or quotes).
+fn table_after(cql: &str, words: &[&str]) -> Option<String> {
+    let tokens: Vec<&str> = cql.split_whitespace().collect();
+    let upper: Vec<String> = tokens.iter().map(|t| t.to_ascii_uppercase()).collect();
+    for phrase in words {
+        let phrase: Vec<&str> = phrase.split(' ').collect();
+        let Some(at) = upper
+            .windows(phrase.len())
+            .position(|w| w.iter().zip(&phrase).all(|(a, b)| a == b))
+        else {
+            continue;
+        };
+        let mut next = at + phrase.len();
+        if upper.get(next).map(String::as_str) == Some("IF") {
+            next += 3; // IF NOT EXISTS
+        }
+        let name = tokens.get(next)?.split('(').next()?;
+        let name = name.rsplit('.').next()?.trim_matches('"');
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table_after;
+
+    #[test]
+    fn the_table_is_found_after_its_keyword() {
+        let create = ["CREATE TABLE"];
+        assert_eq!(
+            table_after(
+                "CREATE TABLE IF NOT EXISTS ks.\"Kv\" (k int PRIMARY KEY)",
+                &create
+            ),
+            Some("Kv".into())
+        );
+        assert_eq!(
+            table_after("create table kv(k int primary key)", &create),
+            Some("kv".into())
+        );
+        assert_eq!(
+            table_after("SELECT * FROM kv WHERE k = ?", &["INSERT INTO", "FROM"]),
+            Some("kv".into())
+        );
+        assert_eq!(table_after("CREATE INDEX ON kv (v)", &create), None);
+    }
+}
