@@ -68,7 +68,7 @@ fn run_with_hosts(
     options.live = live;
     progress(&format!(
         "cqlbench: {} on {} — results in {}",
-        options.workload.info.name,
+        options.workload.name(),
         options.hosts.join(", "),
         options.out_dir.display()
     ));

@@ -58,6 +58,8 @@ pub struct ConnectOptions {
     pub timeout: Duration,
     pub credentials: Option<Credentials>,
     pub tls: Option<SslContext>,
+    /// The keyspace each connection `USE`s once ready (statements written without one run there).
+    pub keyspace: Option<String>,
 }
 
 /// A connection's byte stream, plain or TLS.
@@ -144,7 +146,26 @@ pub fn connect(addr: SocketAddr, options: &ConnectOptions) -> Result<Stream, Cql
         }
         _ => return Err(unexpected(&header, &body, "READY or AUTHENTICATE")),
     }
+    if let Some(keyspace) = &options.keyspace {
+        use_keyspace(&mut stream, keyspace)?;
+    }
     Ok(stream)
+}
+
+/// `USE keyspace` on this connection (blocking).
+fn use_keyspace(stream: &mut Stream, keyspace: &str) -> Result<(), CqlError> {
+    // Unquoted, as the keyspace was created.
+    let cql = format!("USE {keyspace}");
+    let mut body = Vec::with_capacity(cql.len() + 7);
+    put_long_bytes(&mut body, cql.as_bytes());
+    body.extend_from_slice(&1u16.to_be_bytes()); // consistency ONE (unused by USE)
+    body.push(0); // no flags
+    let (header, reply) = round_trip(stream, Opcode::Query, &body)?;
+    if header.opcode == Opcode::Result as u8 {
+        Ok(())
+    } else {
+        Err(unexpected(&header, &reply, "RESULT"))
+    }
 }
 
 fn authenticate(stream: &mut Stream, credentials: &Credentials) -> Result<(), CqlError> {

@@ -22,6 +22,9 @@ Examples:
       the seed benchmark (tlp-stress command line, unchanged)
   cqlbench run Tabular --host 10.0.0.1 --host 10.0.0.2 --dc dc1 --rate 8000 -n 50M \\
       --workload.partsize=5000
+  cqlbench run examples/workloads/kv-hotset.yaml --rate 2000 -d 1m --workload.keys=1M
+      your own data model: schema, value generators, named operations with weights
+      (results carry one entry per operation name: insert, read, ...)
 
 How latency is measured:
   Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
@@ -113,7 +116,8 @@ never the command line.";
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
-    /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and parameters)
+    /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and
+    /// parameters), or a workload file (FILE.yaml, cqlbench's format: README "Workload files")
     #[arg(value_name = "WORKLOAD")]
     pub workload: String,
 
@@ -621,14 +625,45 @@ pub fn prometheus_options(
     Ok(Some(PrometheusOptions { addr, linger }))
 }
 
+/// The built-in workload named, or the workload file given, with its `--workload.NAME=VALUE`.
+fn workload(args: &RunArgs) -> Result<Workload> {
+    let settings = parse_workload_params(&args.workload_params)?;
+    if !cqlbench_workload::is_file_argument(&args.workload) {
+        return Workload::new(find_workload(&args.workload)?, &settings);
+    }
+    let file = cqlbench_workload::load(std::path::Path::new(&args.workload), &settings)?;
+    let refused = [
+        (
+            args.read_ratio.is_some(),
+            "-r/--read-ratio",
+            "its operations' weights",
+        ),
+        (
+            args.compaction.is_some(),
+            "--compaction",
+            "its CREATE TABLE's WITH clause",
+        ),
+    ];
+    if let Some((_, option, instead)) = refused.iter().find(|(given, _, _)| *given) {
+        return Err(invalid(format!(
+            "{option} applies to the built-in workloads; a workload file sets it in {instead}"
+        )));
+    }
+    Ok(Workload::File(std::sync::Arc::new(file)))
+}
+
 fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
-    let info = find_workload(&args.workload)?;
-    let workload = Workload::new(info, &parse_workload_params(&args.workload_params)?)?;
+    let workload = workload(args)?;
     let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("cqlbench-results").join(format!("{}-{}", info.name, timestamp()))
+        PathBuf::from("cqlbench-results").join(format!("{}-{}", workload.name(), timestamp()))
     });
     let mut o = RunOptions::new(workload, hosts, out);
     load_options(args, &mut o)?;
+    if let Workload::File(file) = &o.workload {
+        if args.populate.is_none() {
+            o.populate = file.populate.as_ref().map_or(0, |p| p.rows);
+        }
+    }
     schema_options(args, &mut o)?;
     connection_options(args, &mut o)?;
     o.clients = parse_number("--clients", &args.clients, 1u64)?;

@@ -19,12 +19,13 @@ use cqlbench_results::{
     Settings, Summary, WindowP99, FORMAT_VERSION,
 };
 
+use crate::bound::Bound;
 use crate::output::{format_result_table, Interval, ResultFiles};
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
 use crate::wire::{self, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
-use crate::workload::{mix, timeuuid, KeyPlan, OpId, TextPool, Workload, WorkloadKind};
+use crate::workload::{mix, timeuuid, BuiltIn, KeyPlan, OpId, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
 /// What a finished run produced.
@@ -39,7 +40,7 @@ pub struct RunResult {
 /// Shared, read-only state of the client threads.
 struct Ctx {
     wire: WireConfig,
-    workload: Workload,
+    binder: Binder,
     /// The workload's operation names, by [`OpId::index`].
     ops: Vec<String>,
     plan: KeyPlan,
@@ -49,6 +50,22 @@ struct Ctx {
     /// after releasing that many operations of the measured run (how a failed thread is reported is
     /// tested against a real node with it).
     fault_panic: Option<(usize, u64)>,
+}
+
+/// How operations are chosen and their values written.
+enum Binder {
+    BuiltIn(BuiltIn),
+    File(Bound),
+}
+
+impl Ctx {
+    /// The operation of global index `index`.
+    fn op_at(&self, index: u64) -> OpId {
+        match &self.binder {
+            Binder::BuiltIn(_) => self.plan.op_type(index),
+            Binder::File(bound) => bound.op_at(self.plan.seed, index, self.plan.populate),
+        }
+    }
 }
 
 /// Reads the `CQLBENCH_FAULT_PANIC_THREAD` test hook.
@@ -68,6 +85,27 @@ fn fault_panic_from_env() -> Result<Option<(usize, u64)>, LoadError> {
 
 /// Writes operation `index`'s bound values; returns the partition key's bytes (for routing).
 fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Range<usize> {
+    match &ctx.binder {
+        Binder::BuiltIn(built_in) => bind_built_in(ctx, built_in, index, op, frame),
+        Binder::File(bound) => bound.bind(
+            ctx.plan.seed,
+            index,
+            ctx.plan.populate,
+            op,
+            &ctx.text,
+            frame,
+        ),
+    }
+}
+
+/// [`bind`] for the built-in workloads.
+fn bind_built_in(
+    ctx: &Ctx,
+    workload: &BuiltIn,
+    index: u64,
+    op: OpId,
+    frame: &mut ExecuteFrame,
+) -> Range<usize> {
     use std::io::Write as _;
     let number = |frame: &mut ExecuteFrame, n: u64| {
         frame.value_with(|out| {
@@ -75,20 +113,20 @@ fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Range<usiz
         })
     };
     let clustering = |frame: &mut ExecuteFrame| {
-        let c = ctx.plan.clustering(index, ctx.workload.param("partsize"));
+        let c = ctx.plan.clustering(index, workload.param("partsize"));
         frame.value_with(|out| {
             let _ = write!(out, "{c:08}");
         });
     };
     let write = op == OpId::WRITE;
-    match (ctx.workload.info.kind, write) {
+    match (workload.info.kind, write) {
         (WorkloadKind::Tabular, true) => {
             let key = number(frame, ctx.plan.partition(index));
             clustering(frame);
-            let size = ctx.workload.param("value_size") as usize;
+            let size = workload.param("value_size") as usize;
             let pick = ctx.plan.data_pick(index);
             for i in 0..8u64 {
-                frame.value(ctx.text.slice(pick.wrapping_add(i * 7919), size).as_bytes());
+                frame.value(ctx.text.slice(pick.wrapping_add(i * 7919), size));
             }
             key
         }
@@ -109,9 +147,9 @@ fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Range<usiz
             let len = if kind == WorkloadKind::BasicTimeSeries {
                 100 + (pick % 100) as usize // tlp-stress: 100–199 characters
             } else {
-                ctx.workload.param("value_size") as usize
+                workload.param("value_size") as usize
             };
-            frame.value(ctx.text.slice(pick >> 8, len).as_bytes());
+            frame.value(ctx.text.slice(pick >> 8, len));
             key
         }
         (_, false) => number(frame, ctx.plan.read_partition(index)),
@@ -312,7 +350,7 @@ fn spawn_phase(
                         .filter(|(t, _)| faults && *t == thread)
                         .map(|(_, n)| n),
                 };
-                let op_type = |index| ctx.plan.op_type(index);
+                let op_type = |index| ctx.op_at(index);
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     wire::run_loop(
                         &ctx.wire,
@@ -436,7 +474,7 @@ async fn run_async(
     let plan = measured_phase(options, start);
     let measured_start_wall = start_wall + options.warmup;
     let base = SummaryBase {
-        workload: options.workload.info.name.to_string(),
+        workload: options.workload.name().to_string(),
         ops: ctx.ops.clone(),
         // This client's share: what it alone is to achieve.
         target_rate: options.client_rate(),
@@ -482,12 +520,29 @@ async fn prepare(
     // The driver sets up the schema and reads the topology; the load path then speaks CQL itself.
     let driver = session::connect(options).await?;
     session::check_datacenter(&driver, options)?;
-    let replication = session::create_schema(&driver, options).await?;
-    session::prepare(&driver, options).await?;
+    // A workload file that the server refuses leaves no schema of its own behind.
+    let before = match options.workload {
+        Workload::File(_) => Some(session::SchemaBefore::take(&driver, &options.keyspace).await),
+        Workload::BuiltIn(_) => None,
+    };
+    let set_up = async {
+        let replication = session::create_schema(&driver, options).await?;
+        let bound = session::prepare(&driver, options).await?;
+        Ok::<_, LoadError>((replication, bound))
+    }
+    .await;
+    let (replication, bound) = match (set_up, before) {
+        (Ok(done), _) => done,
+        (Err(e), Some(before)) => {
+            before.restore(&driver).await;
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    };
     let topology = Topology::from_session(
         &driver,
         &options.keyspace,
-        options.workload.info.table,
+        &options.workload.table(),
         options.dc.as_deref(),
     )
     .await;
@@ -496,7 +551,15 @@ async fn prepare(
     let conns = open_connections(&wire, options)?;
     let ctx = Arc::new(Ctx {
         wire,
-        workload: options.workload.clone(),
+        binder: match (&options.workload, bound) {
+            (_, Some(bound)) => Binder::File(bound),
+            (Workload::BuiltIn(built_in), None) => Binder::BuiltIn(built_in.clone()),
+            (Workload::File(_), None) => {
+                return Err(LoadError::InvalidOption(
+                    "a workload file was not bound to the server's statements".into(),
+                ))
+            }
+        },
         ops: options.workload.op_names(),
         plan: KeyPlan {
             seed: options.seed,
@@ -1375,12 +1438,7 @@ fn settings(o: &RunOptions, replication: &str) -> Settings {
         }),
         clients: o.clients,
         start_at: o.start_at,
-        workload_parameters: o
-            .workload
-            .params
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect(),
+        workload_parameters: o.workload.numeric_params().into_iter().collect(),
     }
 }
 

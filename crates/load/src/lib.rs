@@ -8,6 +8,7 @@
 //! `.hlog` interval logs per operation type.
 
 pub mod args;
+mod bound;
 pub mod cqlmap;
 mod engine;
 mod options;
@@ -37,6 +38,9 @@ pub enum LoadError {
     InvalidOption(String),
     #[error(transparent)]
     CqlMap(#[from] CqlMapError),
+    /// A workload file that cannot run: `FILE:LINE: what is wrong`.
+    #[error(transparent)]
+    WorkloadFile(#[from] cqlbench_workload::WorkloadError),
     #[error("cannot connect to {hosts}: {reason}")]
     Connect { hosts: String, reason: String },
     #[error("schema setup failed ({statement}): {reason}")]

@@ -135,13 +135,19 @@ pub struct PrometheusOptions {
 impl RunOptions {
     /// Defaults modelled on tlp-stress, for the given workload and hosts.
     pub fn new(workload: Workload, hosts: Vec<String>, out_dir: PathBuf) -> Self {
-        let consistency = workload
-            .info
-            .default_consistency
-            .parse()
-            .unwrap_or(Consistency::LocalOne);
+        let (consistency, read_ratio) = match workload.built_in() {
+            Some(b) => (
+                b.info
+                    .default_consistency
+                    .parse()
+                    .unwrap_or(Consistency::LocalOne),
+                b.info.default_read_ratio,
+            ),
+            // A workload file's mix and levels are its own; LOCAL_ONE where it names none.
+            None => (Consistency::LocalOne, 0.0),
+        };
         RunOptions {
-            read_ratio: workload.info.default_read_ratio,
+            read_ratio,
             workload,
             stopping: Stopping::Duration(Duration::from_secs(60)),
             partitions: 1_000_000,

@@ -12,9 +12,11 @@ use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
 
+use crate::bound::{cql_type, Bound, Marker};
 use crate::options::{Consistency, RunOptions};
 use crate::topology::Topology;
 use crate::wire::WireConfig;
+use crate::workload::{BuiltIn, FileWorkload, Workload};
 use crate::LoadError;
 
 fn driver_consistency(c: Consistency) -> DriverConsistency {
@@ -151,6 +153,15 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The server's own words in a driver error (what follows "Error message: "), else the whole error.
+fn server_message(error: &impl std::fmt::Display) -> String {
+    let text = one_line(&error.to_string());
+    match text.rsplit_once("Error message: ") {
+        Some((_, message)) => message.to_string(),
+        None => text,
+    }
+}
+
 /// The replication map to use: the user's (`--replication` is authoritative), or the default for
 /// the cluster's datacenters as the driver read them from `system.local` / `system.peers`.
 fn replication_map(session: &Session, options: &RunOptions) -> String {
@@ -212,17 +223,91 @@ pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<St
     if options.drop_keyspace {
         ddl(session, format!("DROP KEYSPACE IF EXISTS {ks}")).await?;
     }
-    let replication = replication_map(session, options);
+    let replication = match &options.workload {
+        Workload::File(file) if options.replication.is_none() => file
+            .replication
+            .clone()
+            .unwrap_or_else(|| replication_map(session, options)),
+        _ => replication_map(session, options),
+    };
     ddl(
         session,
         format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
     )
     .await?;
+    match &options.workload {
+        Workload::BuiltIn(built_in) => built_in_table(session, options, built_in).await?,
+        Workload::File(file) => file_schema(session, ks, file).await?,
+    }
+    let _ = session.await_schema_agreement().await;
+    Ok(replication)
+}
+
+/// What a keyspace held before a workload file's schema ran, so that a file that fails (a schema
+/// statement or an operation the server refuses) leaves nothing of itself behind.
+pub struct SchemaBefore {
+    keyspace: String,
+    existed: bool,
+    tables: Vec<String>,
+    views: Vec<String>,
+    types: Vec<String>,
+}
+
+impl SchemaBefore {
+    pub async fn take(session: &Session, keyspace: &str) -> SchemaBefore {
+        let _ = session.refresh_metadata().await;
+        let state = session.get_cluster_state();
+        let found = state.get_keyspace(keyspace);
+        let names = |map: Option<Vec<String>>| map.unwrap_or_default();
+        SchemaBefore {
+            keyspace: keyspace.to_string(),
+            existed: found.is_some(),
+            tables: names(found.map(|k| k.tables.keys().cloned().collect())),
+            views: names(found.map(|k| k.views.keys().cloned().collect())),
+            types: names(found.map(|k| k.user_defined_types.keys().cloned().collect())),
+        }
+    }
+
+    /// Drops what appeared since: the keyspace if it is new, else its new views, tables and types.
+    pub async fn restore(&self, session: &Session) {
+        let ks = &self.keyspace;
+        if !self.existed {
+            let _ = ddl(session, format!("DROP KEYSPACE IF EXISTS {ks}")).await;
+            return;
+        }
+        let after = SchemaBefore::take(session, ks).await;
+        let new = |now: &[String], before: &[String]| -> Vec<String> {
+            now.iter()
+                .filter(|n| !before.contains(n))
+                .cloned()
+                .collect()
+        };
+        for view in new(&after.views, &self.views) {
+            let _ = ddl(
+                session,
+                format!("DROP MATERIALIZED VIEW IF EXISTS {ks}.\"{view}\""),
+            )
+            .await;
+        }
+        for table in new(&after.tables, &self.tables) {
+            let _ = ddl(session, format!("DROP TABLE IF EXISTS {ks}.\"{table}\"")).await;
+        }
+        for udt in new(&after.types, &self.types) {
+            let _ = ddl(session, format!("DROP TYPE IF EXISTS {ks}.\"{udt}\"")).await;
+        }
+    }
+}
+
+/// A built-in workload's table, with `--compaction`.
+async fn built_in_table(
+    session: &Session,
+    options: &RunOptions,
+    built_in: &BuiltIn,
+) -> Result<(), LoadError> {
+    let ks = &options.keyspace;
     ddl(
         session,
-        options
-            .workload
-            .create_table_cql(ks, options.compaction.as_ref()),
+        built_in.create_table_cql(ks, options.compaction.as_ref()),
     )
     .await?;
     if let Some(compaction) = &options.compaction {
@@ -231,18 +316,48 @@ pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<St
             session,
             format!(
                 "ALTER TABLE {ks}.{} WITH compaction = {compaction}",
-                options.workload.info.table
+                built_in.info.table
             ),
         )
         .await?;
     }
-    let _ = session.await_schema_agreement().await;
-    Ok(replication)
+    Ok(())
+}
+
+/// A workload file's schema statements, in order, in the run's keyspace; a refusal names the
+/// statement's line and gives the server's message.
+async fn file_schema(session: &Session, ks: &str, file: &FileWorkload) -> Result<(), LoadError> {
+    session
+        .use_keyspace(ks, false)
+        .await
+        .map_err(|e| LoadError::Schema {
+            statement: format!("USE {ks}"),
+            reason: one_line(&e.to_string()),
+        })?;
+    for statement in &file.schema {
+        session
+            .query_unpaged(statement.value.as_str(), &[])
+            .await
+            .map_err(|e| {
+                file.at(
+                    statement.line,
+                    format!(
+                        "the server refused the schema statement: {}",
+                        server_message(&e)
+                    ),
+                )
+            })?;
+    }
+    Ok(())
 }
 
 /// Prepares the workload's statements through the driver once, so that a statement the server
-/// rejects is reported with the driver's full explanation before any load starts.
-pub async fn prepare(session: &Session, options: &RunOptions) -> Result<(), LoadError> {
+/// rejects is reported with the driver's full explanation before any load starts; a workload file
+/// comes back bound to the types of its statements' bind markers.
+pub async fn prepare(session: &Session, options: &RunOptions) -> Result<Option<Bound>, LoadError> {
+    if let Workload::File(file) = &options.workload {
+        return prepare_file(session, file).await.map(Some);
+    }
     let prepare_one = |cql: String| async move {
         session
             .prepare(cql.as_str())
@@ -255,7 +370,49 @@ pub async fn prepare(session: &Session, options: &RunOptions) -> Result<(), Load
     for cql in options.workload.statements(&options.keyspace) {
         let _: PreparedStatement = prepare_one(cql).await?;
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Prepares every operation of a workload file and binds its markers to the file's generators.
+async fn prepare_file(session: &Session, file: &FileWorkload) -> Result<Bound, LoadError> {
+    let mut prepared = Vec::new();
+    for op in &file.ops {
+        let statement = session.prepare(op.cql.value.as_str()).await.map_err(|e| {
+            file.at(
+                op.cql.line,
+                format!(
+                    "operation '{}': the server cannot prepare it: {}",
+                    op.name,
+                    server_message(&e)
+                ),
+            )
+        })?;
+        prepared.push(statement);
+    }
+    let mut markers = Vec::new();
+    for (op, statement) in file.ops.iter().zip(&prepared) {
+        let mut typed = Vec::new();
+        for spec in statement.get_variable_col_specs().iter() {
+            let ty = cql_type(spec.typ()).map_err(|what| {
+                file.at(
+                    op.cql.line,
+                    format!(
+                        "operation '{}': bind marker '{}': {what}",
+                        op.name,
+                        spec.name()
+                    ),
+                )
+            })?;
+            typed.push(Marker {
+                name: spec.name().to_string(),
+                ty,
+            });
+        }
+        let pk = statement.get_variable_pk_indexes();
+        let routing = (pk.len() == 1).then(|| usize::from(pk[0].index));
+        markers.push((typed, routing));
+    }
+    Ok(Bound::new(file, markers)?)
 }
 
 /// The protocol code of a consistency level.
@@ -275,10 +432,34 @@ fn consistency_code(c: Consistency) -> u16 {
     }
 }
 
+/// Each operation's (consistency, serial consistency) codes: a workload file's own where it gives
+/// them, else the run's `--cl` and `--serial-cl`.
+fn op_levels(options: &RunOptions) -> Result<Vec<(u16, u16)>, LoadError> {
+    let run = (options.consistency, options.serial_consistency);
+    let Workload::File(file) = &options.workload else {
+        return Ok(vec![(consistency_code(run.0), consistency_code(run.1)); 2]);
+    };
+    file.ops
+        .iter()
+        .map(|op| {
+            let level = |name: &Option<String>, default: Consistency| {
+                name.as_deref()
+                    .map_or(Ok(default), str::parse::<Consistency>)
+                    .map(consistency_code)
+            };
+            Ok((
+                level(&op.consistency, run.0)?,
+                level(&op.serial_consistency, run.1)?,
+            ))
+        })
+        .collect()
+}
+
 /// How the load path connects and what it sends: every operation is one request, never retried, so
 /// each failure is counted as what it was.
 pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
     let statements = options.workload.statements(&options.keyspace);
+    let levels = op_levels(options)?;
     Ok(WireConfig {
         topology,
         connect: ConnectOptions {
@@ -287,10 +468,12 @@ pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfi
                 .min(std::time::Duration::from_secs(10)),
             credentials: options.credentials.clone(),
             tls: options.tls_ca.as_deref().map(tls_context).transpose()?,
+            // A workload file's statements name their tables without the keyspace.
+            keyspace: matches!(options.workload, Workload::File(_))
+                .then(|| options.keyspace.clone()),
         },
         statements,
-        consistency: consistency_code(options.consistency),
-        serial_consistency: consistency_code(options.serial_consistency),
+        levels,
         request_timeout: options.request_timeout,
     })
 }

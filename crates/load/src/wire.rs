@@ -39,8 +39,8 @@ pub struct WireConfig {
     pub connect: ConnectOptions,
     /// CQL of the statements, by [`OpId::index`].
     pub statements: Vec<String>,
-    pub consistency: u16,
-    pub serial_consistency: u16,
+    /// (consistency, serial consistency) protocol codes, by [`OpId::index`].
+    pub levels: Vec<(u16, u16)>,
     pub request_timeout: Duration,
 }
 
@@ -569,8 +569,8 @@ impl ThreadConns {
             &mut frame,
             0,
             &self.ids[pending.op.index()],
-            config.consistency,
-            config.serial_consistency,
+            config.levels[pending.op.index()].0,
+            config.levels[pending.op.index()].1,
         );
         let key = bind(&mut execute);
         execute.finish();

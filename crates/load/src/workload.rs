@@ -1,8 +1,14 @@
 //! The built-in workloads: their schema, statements, parameters, and the deterministic choice of
 //! operation type and key for every operation index (so `--seed` reproduces a run's keys exactly).
 
+use std::sync::Arc;
+
 use crate::cqlmap::TableOptions;
 use crate::LoadError;
+
+/// A workload compiled from a file (`cqlbench run FILE.yaml`).
+pub use cqlbench_workload::Workload as FileWorkload;
+pub use cqlbench_workload::{mix, timeuuid, unit_float, TextPool};
 
 /// An operation of a workload, by its place in the workload's list of operations: what the engine,
 /// the recorder and the result files know an operation by (its name comes from the workload).
@@ -155,14 +161,84 @@ impl std::str::FromStr for PartitionGen {
     }
 }
 
-/// A workload with its parameters resolved.
+/// What a run sends: a built-in workload, or one compiled from a file.
 #[derive(Debug, Clone)]
-pub struct Workload {
+pub enum Workload {
+    BuiltIn(BuiltIn),
+    File(Arc<FileWorkload>),
+}
+
+impl Workload {
+    /// A built-in workload with `--workload.NAME=VALUE` settings.
+    pub fn new(
+        info: &'static WorkloadInfo,
+        settings: &[(String, String)],
+    ) -> Result<Self, LoadError> {
+        Ok(Workload::BuiltIn(BuiltIn::new(info, settings)?))
+    }
+
+    /// The name results carry.
+    pub fn name(&self) -> &str {
+        match self {
+            Workload::BuiltIn(b) => b.info.name,
+            Workload::File(f) => &f.name,
+        }
+    }
+
+    /// The operations' names, by [`OpId::index`].
+    pub fn op_names(&self) -> Vec<String> {
+        match self {
+            Workload::BuiltIn(_) => BUILT_IN_OPS.iter().map(|name| name.to_string()).collect(),
+            Workload::File(f) => f.op_names(),
+        }
+    }
+
+    /// The operations' CQL, by [`OpId::index`] (a file's statements run in the keyspace the
+    /// connections `USE`).
+    pub fn statements(&self, keyspace: &str) -> Vec<String> {
+        match self {
+            Workload::BuiltIn(b) => vec![b.read_cql(keyspace), b.write_cql(keyspace)],
+            Workload::File(f) => f.ops.iter().map(|op| op.cql.value.clone()).collect(),
+        }
+    }
+
+    /// The table whose replicas route the requests.
+    pub fn table(&self) -> String {
+        match self {
+            Workload::BuiltIn(b) => b.info.table.to_string(),
+            Workload::File(f) => f.main_table().unwrap_or_default(),
+        }
+    }
+
+    /// The parameters as resolved, those with whole-number values (what summary.json records).
+    pub fn numeric_params(&self) -> Vec<(String, u64)> {
+        match self {
+            Workload::BuiltIn(b) => b.params.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            Workload::File(f) => f
+                .params
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), cqlbench_units::parse_count(v).ok()?)))
+                .collect(),
+        }
+    }
+
+    /// The built-in workload, if it is one.
+    pub fn built_in(&self) -> Option<&BuiltIn> {
+        match self {
+            Workload::BuiltIn(b) => Some(b),
+            Workload::File(_) => None,
+        }
+    }
+}
+
+/// A built-in workload with its parameters resolved.
+#[derive(Debug, Clone)]
+pub struct BuiltIn {
     pub info: &'static WorkloadInfo,
     pub params: Vec<(&'static str, u64)>,
 }
 
-impl Workload {
+impl BuiltIn {
     /// Resolves `--workload.NAME=VALUE` settings against the workload's declared parameters.
     pub fn new(
         info: &'static WorkloadInfo,
@@ -195,7 +271,7 @@ impl Workload {
             }
             slot.1 = parsed;
         }
-        Ok(Workload { info, params })
+        Ok(BuiltIn { info, params })
     }
 
     pub fn param(&self, name: &str) -> u64 {
@@ -226,16 +302,6 @@ impl Workload {
         }
     }
 
-    /// The operations' names, by [`OpId::index`].
-    pub fn op_names(&self) -> Vec<String> {
-        BUILT_IN_OPS.iter().map(|name| name.to_string()).collect()
-    }
-
-    /// The operations' CQL, by [`OpId::index`].
-    pub fn statements(&self, keyspace: &str) -> Vec<String> {
-        vec![self.read_cql(keyspace), self.write_cql(keyspace)]
-    }
-
     pub fn write_cql(&self, keyspace: &str) -> String {
         match self.info.kind {
             WorkloadKind::BasicTimeSeries => format!(
@@ -263,41 +329,6 @@ impl Workload {
             ),
         }
     }
-}
-
-/// 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
-const UUID_EPOCH_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
-
-/// A version-1 (time-based) UUID, as a CQL `timeuuid`, made on the client like tlp-stress's
-/// `UUIDs.timeBased()`: the timestamp is `unix_nanos` (100-ns resolution), and the clock-sequence
-/// and node bits come from `unique` (the operation's index mixed with the seed), so two operations in
-/// the same 100 ns still get different ids.
-pub fn timeuuid(unix_nanos: u128, unique: u64) -> [u8; 16] {
-    let ticks = (unix_nanos / 100) as u64 + UUID_EPOCH_OFFSET;
-    let mut id = [0u8; 16];
-    id[0..4].copy_from_slice(&(ticks as u32).to_be_bytes());
-    id[4..6].copy_from_slice(&((ticks >> 32) as u16).to_be_bytes());
-    id[6..8].copy_from_slice(&((((ticks >> 48) as u16) & 0x0FFF) | 0x1000).to_be_bytes());
-    // 14 bits of clock sequence (variant 10xx) and 48 bits of node, multicast bit set as RFC 4122
-    // asks of node ids that are not a MAC address.
-    let clock_seq = ((unique >> 48) as u16 & 0x3FFF) | 0x8000;
-    id[8..10].copy_from_slice(&clock_seq.to_be_bytes());
-    id[10..16].copy_from_slice(&unique.to_be_bytes()[2..8]);
-    id[10] |= 0x01;
-    id
-}
-
-/// SplitMix64: a fast, well-mixed hash so every operation index maps to the same choices for a seed.
-pub fn mix(seed: u64, index: u64, salt: u64) -> u64 {
-    let mut z =
-        seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn unit_float(bits: u64) -> f64 {
-    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Decides, for every global operation index, whether it reads or writes and which key it uses.
@@ -367,30 +398,6 @@ impl KeyPlan {
     }
 }
 
-/// Random printable text generated once; values are windows into it, so producing a value per operation
-/// costs no allocation or random-number generation.
-#[derive(Debug)]
-pub struct TextPool {
-    text: String,
-}
-
-impl TextPool {
-    pub fn new(seed: u64) -> Self {
-        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-        let text = (0..65_536u64)
-            .map(|i| ALPHABET[(mix(seed, i, 99) % ALPHABET.len() as u64) as usize] as char)
-            .collect();
-        TextPool { text }
-    }
-
-    /// A window of `len` characters chosen by `pick`.
-    pub fn slice(&self, pick: u64, len: usize) -> &str {
-        let len = len.min(self.text.len());
-        let start = (pick % (self.text.len() - len + 1) as u64) as usize;
-        &self.text[start..start + len]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,32 +451,10 @@ mod tests {
     #[test]
     fn workload_parameters_are_validated() {
         let tabular = find_workload("tabular").unwrap();
-        let w = Workload::new(tabular, &[("partsize".into(), "100".into())]).unwrap();
+        let w = BuiltIn::new(tabular, &[("partsize".into(), "100".into())]).unwrap();
         assert_eq!(w.param("partsize"), 100);
         assert_eq!(w.param("slice"), 10);
-        assert!(Workload::new(tabular, &[("nope".into(), "1".into())]).is_err());
+        assert!(BuiltIn::new(tabular, &[("nope".into(), "1".into())]).is_err());
         assert!(find_workload("Nope").is_err());
-    }
-
-    #[test]
-    fn timeuuids_are_version_1_with_the_given_time() {
-        let nanos: u128 = 1_763_780_000_123_456_700; // 2025-11-22, an exact multiple of 100 ns
-        let id = timeuuid(nanos, mix(7, 42, 0));
-        assert_eq!(id[6] >> 4, 1, "version 1");
-        assert_eq!(id[8] >> 6, 0b10, "RFC 4122 variant");
-        let ticks = (u64::from(u16::from_be_bytes([id[6], id[7]]) & 0x0FFF) << 48)
-            | (u64::from(u16::from_be_bytes([id[4], id[5]])) << 32)
-            | u64::from(u32::from_be_bytes([id[0], id[1], id[2], id[3]]));
-        assert_eq!(u128::from(ticks - UUID_EPOCH_OFFSET) * 100, nanos);
-        // Same instant, different operations: different ids.
-        assert_ne!(id, timeuuid(nanos, mix(7, 43, 0)));
-    }
-
-    #[test]
-    fn text_pool_slices_have_the_requested_length() {
-        let pool = TextPool::new(1);
-        for pick in [0, 1, u64::MAX, 65_535] {
-            assert_eq!(pool.slice(pick, 150).len(), 150);
-        }
     }
 }

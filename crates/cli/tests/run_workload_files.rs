@@ -1,0 +1,356 @@
+//! `cqlbench run FILE.yaml` with cqlbench's own workload format, against a real node: the rows the
+//! generators promise are the rows a real driver reads back, the mix holds its weights, and every
+//! refusal is one `FILE:LINE:` line that leaves no schema of its own behind.
+
+mod run_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use scylla::value::CqlTimestamp;
+
+use run_support::{cqlbench_command, cqlbench_ok, one_line_error, read_summary, TestNode};
+
+const NODE_ADDRESS: &str = "127.0.19.1";
+const KEYS: i64 = 3000;
+const VALUE_SIZE: usize = 40;
+
+/// A fixture written from the format's documentation (README "Workload files"): most CQL types,
+/// a counter, a populate phase and four weighted operations.
+const SENSORS: &str = r#"
+description: sensors with typed readings, a counter per sensor
+params:
+  sensors: 100000
+  value_size: 10
+schema:
+  - CREATE TABLE IF NOT EXISTS sensor (id bigint PRIMARY KEY, name text, tags set<text>,
+      scores map<int, text>, samples list<int>, seen timestamp, uid uuid, emb vector<float, 4>)
+  - CREATE TABLE IF NOT EXISTS hits (id bigint PRIMARY KEY, n counter)
+values:
+  id: uniform(1..{sensors})
+  name:
+    population: uniform(1..1M)
+    size: fixed({value_size})
+  tags:
+    population: uniform(1..100)
+    size: uniform(1..3)
+  scores:
+    population: uniform(1..100)
+    size: fixed(2)
+  samples: uniform(1..100)
+  seen: now
+  uid: uniform(1..1M)
+  emb: uniform(1..1000)
+  n: fixed(1)
+populate:
+  operation: insert
+  rows: "{sensors}"
+  values:
+    id: seq(1..{sensors})
+operations:
+  insert:
+    cql: INSERT INTO sensor (id, name, tags, scores, samples, seen, uid, emb) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    weight: 2
+    values:
+      id: uniform(1..{sensors})
+  read:
+    cql: SELECT * FROM sensor WHERE id = ?
+    weight: 5
+    consistency: ONE
+    values:
+      id: hotset(1..{sensors},0.1,0.9)
+  slice:
+    cql: SELECT id, name FROM sensor WHERE token(id) > token(:id) LIMIT 10
+    weight: 1
+    values:
+      id: uniform(1..{sensors})
+  bump:
+    cql: UPDATE hits SET n = n + ? WHERE id = ?
+    weight: 2
+    values:
+      id: uniform(1..{sensors})
+"#;
+
+fn driver(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let session = runtime.block_on(async {
+        scylla::client::session_builder::SessionBuilder::new()
+            .known_node(host)
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("connect to {host}: {e}"))
+    });
+    (runtime, session)
+}
+
+/// Rows of `cql`, each deserialized as `T`, through the driver (not cqlbench's own code path).
+fn rows<T>(host: &str, cql: &str) -> Vec<T>
+where
+    T: for<'frame, 'metadata> scylla::deserialize::row::DeserializeRow<'frame, 'metadata>,
+{
+    let (runtime, session) = driver(host);
+    runtime.block_on(async {
+        let mut statement = scylla::statement::unprepared::Statement::new(cql);
+        statement.set_request_timeout(Some(Duration::from_secs(60)));
+        statement.set_page_size(5000);
+        let mut out = Vec::new();
+        let mut state = scylla::response::PagingState::start();
+        loop {
+            let (result, next) = session
+                .query_single_page(statement.clone(), &[], state)
+                .await
+                .unwrap_or_else(|e| panic!("{cql}: {e}"));
+            let page = result.into_rows_result().unwrap();
+            out.extend(page.rows::<T>().unwrap().map(|r| r.unwrap()));
+            match next.into_paging_control_flow() {
+                std::ops::ControlFlow::Break(()) => break,
+                std::ops::ControlFlow::Continue(s) => state = s,
+            }
+        }
+        out
+    })
+}
+
+/// The tables of `keyspace` as the node has them now (none when it does not exist).
+fn tables(host: &str, keyspace: &str) -> Vec<String> {
+    rows::<(String,)>(
+        host,
+        &format!("SELECT table_name FROM system_schema.tables WHERE keyspace_name = '{keyspace}'"),
+    )
+    .into_iter()
+    .map(|(t,)| t)
+    .collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = TestNode::start("workload-files", NODE_ADDRESS);
+    let host = node.host.as_str();
+    let file = write(dir.path(), "sensors.yaml", SENSORS);
+    let out = dir.path().join("run");
+    let started_ms = (cqlbench_units::time::unix_now() * 1000.0) as i64;
+    let keys = KEYS.to_string();
+    let value_size = VALUE_SIZE.to_string();
+    let table = cqlbench_ok(&[
+        "run",
+        &file,
+        "--host",
+        host,
+        "--keyspace",
+        "wl",
+        "--drop",
+        &format!("--workload.sensors={keys}"),
+        &format!("--workload.value_size={value_size}"),
+        "--rate",
+        "2000",
+        "-n",
+        "6000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let ended_ms = (cqlbench_units::time::unix_now() * 1000.0) as i64 + 1;
+
+    // One entry per operation name, in summary.json, the table and the interval logs.
+    let summary = read_summary(&out);
+    assert_eq!(summary["workload"], "sensors");
+    assert_eq!(summary["populate"]["count"], KEYS, "{summary}");
+    let ops = summary["ops"].as_object().unwrap();
+    let count = |name: &str| ops[name]["count"].as_u64().unwrap() as f64;
+    let total: f64 = ["insert", "read", "slice", "bump"]
+        .iter()
+        .map(|n| count(n))
+        .sum();
+    assert_eq!(total, 6000.0, "{summary}");
+    for (name, weight) in [
+        ("insert", 0.2),
+        ("read", 0.5),
+        ("slice", 0.1),
+        ("bump", 0.2),
+    ] {
+        let share = count(name) / total;
+        assert!(
+            (share - weight).abs() < 0.03,
+            "{name}: {share} of the mix, weight {weight}"
+        );
+        assert_eq!(ops[name]["errors"]["timeout"], 0);
+        assert!(table.contains(&format!("\n{name} ")), "{table}");
+        assert!(out.join(format!("{name}.hlog")).exists());
+    }
+
+    // Populate wrote every key once (seq), the inserts only keys inside the same key space.
+    let sensors = rows::<(
+        i64,
+        String,
+        Vec<String>,
+        BTreeMap<i32, String>,
+        Vec<i32>,
+        CqlTimestamp,
+        Vec<f32>,
+    )>(
+        host,
+        "SELECT id, name, tags, scores, samples, seen, emb FROM wl.sensor",
+    );
+    assert_eq!(sensors.len() as i64, KEYS);
+    let mut ids: Vec<i64> = sensors.iter().map(|r| r.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=KEYS).collect::<Vec<_>>());
+    for (id, name, tags, scores, samples, seen, emb) in &sensors {
+        assert_eq!(name.len(), VALUE_SIZE, "{id}: {name}");
+        assert!((1..=3).contains(&tags.len()), "{id}: {tags:?}");
+        assert_eq!(scores.len(), 2, "{id}: {scores:?}");
+        assert_eq!(
+            samples.len(),
+            4,
+            "{id}: collections hold 4 elements without a size"
+        );
+        assert!(
+            (started_ms..=ended_ms).contains(&seen.0),
+            "{id}: seen {} outside the run",
+            seen.0
+        );
+        assert_eq!(emb.len(), 4);
+    }
+
+    // Each successful bump added 1 (fixed(1)) to a counter: the counters sum to the bumps.
+    let counters = rows::<(scylla::value::Counter,)>(host, "SELECT n FROM wl.hits");
+    let sum: i64 = counters.iter().map(|(n,)| n.0).sum();
+    assert_eq!(sum as f64, count("bump"));
+
+    // Refusals after connecting: one line, FILE:LINE, the server's words, no schema left behind.
+    let unbound = write(
+        dir.path(),
+        "unbound.yaml",
+        &SENSORS.replace("  n: fixed(1)\n", ""),
+    );
+    let line = one_line_error(
+        &mut cqlbench_command(&[
+            "run",
+            &unbound,
+            "--host",
+            host,
+            "--keyspace",
+            "wl_unbound",
+            "-n",
+            "10",
+        ]),
+        "no value for bind marker 'n'",
+    );
+    assert!(
+        line.contains(&format!("{unbound}:48: operation 'bump'")),
+        "{line}"
+    );
+    assert!(
+        tables(host, "wl_unbound").is_empty(),
+        "a new keyspace is dropped again"
+    );
+
+    let refused = write(
+        dir.path(),
+        "refused.yaml",
+        &SENSORS
+            .replace(
+                "CREATE TABLE IF NOT EXISTS hits",
+                "CREATE TABLE IF NOT EXISTS hits2",
+            )
+            .replace(
+                "SELECT * FROM sensor WHERE id = ?",
+                "SELECT nope FROM sensor WHERE id = ?",
+            ),
+    );
+    let line = one_line_error(
+        &mut cqlbench_command(&[
+            "run",
+            &refused,
+            "--host",
+            host,
+            "--keyspace",
+            "wl",
+            "-n",
+            "10",
+        ]),
+        "Undefined column name nope",
+    );
+    assert!(
+        line.contains(&format!("{refused}:38: operation 'read'")),
+        "{line}"
+    );
+    let mut left = tables(host, "wl");
+    left.sort();
+    assert_eq!(
+        left,
+        ["hits", "sensor"],
+        "the table the refused file created is dropped"
+    );
+}
+
+#[test]
+fn bad_workload_files_are_refused_in_one_line_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            SENSORS.replace("description:", "descriptoin:"),
+            "2",
+            "did you mean 'description'",
+            "",
+        ),
+        (
+            SENSORS.replace("tags:\n    population:", "tags:\n    populaton:"),
+            "16",
+            "did you mean 'population'",
+            "",
+        ),
+        (
+            SENSORS.replace("samples: uniform(1..100)", "samples: weibull(1..100)"),
+            "21",
+            "unknown distribution 'weibull'",
+            "",
+        ),
+        (
+            SENSORS.replace("weight: 5", "weight: -5"),
+            "39",
+            "weight '-5'",
+            "",
+        ),
+        (
+            SENSORS.replace("operation: insert", "operation: inset"),
+            "27",
+            "did you mean 'insert'",
+            "",
+        ),
+        (
+            SENSORS.to_string(),
+            "",
+            "no parameter 'nope' (it has: sensors, value_size)",
+            "--workload.nope=1",
+        ),
+        (
+            SENSORS.to_string(),
+            "",
+            "-r/--read-ratio applies to the built-in workloads",
+            "--read-ratio=0.5",
+        ),
+    ];
+    for (i, (text, line, says, extra)) in cases.iter().enumerate() {
+        let file = write(dir.path(), &format!("bad{i}.yaml"), text);
+        let mut args = vec!["run", file.as_str(), "--host", "127.0.19.250", "-n", "10"];
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        let error = one_line_error(&mut cqlbench_command(&args), says);
+        if !line.is_empty() {
+            assert!(error.contains(&format!("{file}:{line}: ")), "{error}");
+        }
+    }
+    one_line_error(
+        &mut cqlbench_command(&["run", "/no/such/workload.yaml", "--host", "127.0.19.250"]),
+        "cannot read workload file /no/such/workload.yaml",
+    );
+}

@@ -1,0 +1,238 @@
+//! A file workload bound to the server: every operation's bind markers matched, by name, to the
+//! file's value generators and typed as the server prepared them. Built once before the load; the
+//! loop then picks an operation and writes its values with no allocation and no lookup.
+
+use std::ops::Range;
+use std::time::SystemTime;
+
+use cqlbench_cql::ExecuteFrame;
+use cqlbench_workload::value::{self, Context};
+use cqlbench_workload::{mix, unit_float, CqlType, TextPool, ValueSpec, WorkloadError};
+use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+
+use crate::workload::{FileWorkload, OpId};
+
+/// One bind marker: its generator and the type the server expects.
+#[derive(Debug, Clone)]
+struct Bind {
+    spec: ValueSpec,
+    ty: CqlType,
+}
+
+/// One operation, ready to be written.
+#[derive(Debug, Clone)]
+pub struct BoundOp {
+    binds: Vec<Bind>,
+    /// The bind marker that is the whole partition key (routing); `None` for a composite key or a
+    /// statement without one (sent to any node).
+    routing: Option<usize>,
+}
+
+/// A bind marker as the server described it.
+pub struct Marker {
+    pub name: String,
+    pub ty: CqlType,
+}
+
+/// The file workload bound to the server's statement types.
+#[derive(Debug)]
+pub struct Bound {
+    ops: Vec<BoundOp>,
+    /// Cumulative shares of the measured mix, by operation index.
+    cumulative: Vec<f64>,
+    /// The operation populate runs, bound with populate's generators.
+    populate: Option<(OpId, BoundOp)>,
+}
+
+const SALT_OP: u64 = 1;
+const SALT_BIND: u64 = 0xB1D0;
+
+impl Bound {
+    /// Binds `workload`; `prepared[i]` are operation `i`'s bind markers and the index of its whole
+    /// partition key among them, as the server prepared it.
+    pub fn new(
+        workload: &FileWorkload,
+        prepared: Vec<(Vec<Marker>, Option<usize>)>,
+    ) -> Result<Self, WorkloadError> {
+        let mut ops = Vec::new();
+        for (op, (markers, routing)) in workload.ops.iter().zip(&prepared) {
+            let binds = bind_markers(workload, op, markers, |m| op.value(m))?;
+            ops.push(BoundOp {
+                binds,
+                routing: *routing,
+            });
+        }
+        let populate = match &workload.populate {
+            Some(populate) => {
+                let op = &workload.ops[populate.op];
+                let (markers, routing) = &prepared[populate.op];
+                let binds = bind_markers(workload, op, markers, |m| populate.value(m))?;
+                Some((
+                    OpId(populate.op as u16),
+                    BoundOp {
+                        binds,
+                        routing: *routing,
+                    },
+                ))
+            }
+            None => None,
+        };
+        let total: f64 = workload.ops.iter().map(|op| op.weight).sum();
+        let mut running = 0.0;
+        let cumulative = workload
+            .ops
+            .iter()
+            .map(|op| {
+                running += op.weight / total;
+                running
+            })
+            .collect();
+        Ok(Bound {
+            ops,
+            cumulative,
+            populate,
+        })
+    }
+
+    /// The operation of global index `index`: populate's below `populate`, else drawn by weight.
+    pub fn op_at(&self, seed: u64, index: u64, populate: u64) -> OpId {
+        if let Some((op, _)) = self.populate.as_ref().filter(|_| index < populate) {
+            return *op;
+        }
+        let u = unit_float(mix(seed, index, SALT_OP));
+        let at = self.cumulative.partition_point(|&c| c <= u);
+        OpId(at.min(self.cumulative.len() - 1) as u16)
+    }
+
+    /// Writes operation `index`'s values (populate's generators below `populate`); returns the
+    /// partition key's bytes (empty when unknown).
+    pub fn bind(
+        &self,
+        seed: u64,
+        index: u64,
+        populate: u64,
+        op: OpId,
+        text: &TextPool,
+        frame: &mut ExecuteFrame,
+    ) -> Range<usize> {
+        let bound = match &self.populate {
+            Some((_, bound)) if index < populate => bound,
+            _ => &self.ops[op.index()],
+        };
+        let now_nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let ctx = Context {
+            text,
+            now_nanos,
+            unique: mix(seed, index, 0x7157),
+        };
+        let mut key = 0..0;
+        for (i, bind) in bound.binds.iter().enumerate() {
+            let n = bind
+                .spec
+                .population
+                .sample(index, mix(seed, index, SALT_BIND + i as u64));
+            let range = frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out));
+            if bound.routing == Some(i) {
+                key = range;
+            }
+        }
+        key
+    }
+}
+
+/// An operation's markers bound to the generators `value` finds for their names.
+fn bind_markers<'v>(
+    workload: &FileWorkload,
+    op: &cqlbench_workload::Operation,
+    markers: &[Marker],
+    value: impl Fn(&str) -> Option<&'v cqlbench_workload::Located<ValueSpec>>,
+) -> Result<Vec<Bind>, WorkloadError> {
+    markers
+        .iter()
+        .map(|marker| {
+            let Some(spec) = value(&marker.name) else {
+                let known: Vec<&str> = op.values.iter().map(|(n, _)| n.as_str()).collect();
+                // A marker inside a function call is named after the function's argument.
+                let hint = if marker.name.contains('(') {
+                    "; name the marker, e.g. token(:id), and give that name a value"
+                } else {
+                    ""
+                };
+                return Err(workload.at(
+                    op.cql.line,
+                    format!(
+                        "operation '{}': no value for bind marker '{}' (values has: {}){hint}",
+                        op.name,
+                        marker.name,
+                        if known.is_empty() {
+                            "nothing".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                ));
+            };
+            Ok(Bind {
+                spec: spec.value.clone(),
+                ty: marker.ty.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The type of a bind marker, as cqlbench writes values of it.
+pub fn cql_type(ty: &ColumnType) -> Result<CqlType, String> {
+    Ok(match ty {
+        ColumnType::Native(native) => native_type(native)?,
+        ColumnType::Collection { typ, .. } => match typ {
+            CollectionType::List(e) => CqlType::List(Box::new(cql_type(e)?)),
+            CollectionType::Set(e) => CqlType::Set(Box::new(cql_type(e)?)),
+            CollectionType::Map(k, v) => {
+                CqlType::Map(Box::new(cql_type(k)?), Box::new(cql_type(v)?))
+            }
+            other => return Err(format!("the collection type {other:?} is not supported")),
+        },
+        ColumnType::Vector { typ, dimensions } => {
+            CqlType::Vector(Box::new(cql_type(typ)?), *dimensions)
+        }
+        ColumnType::UserDefinedType { definition, .. } => CqlType::Udt(
+            definition
+                .field_types
+                .iter()
+                .map(|(name, t)| Ok((name.to_string(), cql_type(t)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        ColumnType::Tuple(fields) => {
+            CqlType::Tuple(fields.iter().map(cql_type).collect::<Result<_, _>>()?)
+        }
+        other => return Err(format!("the type {other:?} is not supported")),
+    })
+}
+
+fn native_type(native: &NativeType) -> Result<CqlType, String> {
+    Ok(match native {
+        NativeType::Ascii => CqlType::Ascii,
+        NativeType::Boolean => CqlType::Boolean,
+        NativeType::Blob => CqlType::Blob,
+        NativeType::Counter => CqlType::Counter,
+        NativeType::Date => CqlType::Date,
+        NativeType::Decimal => CqlType::Decimal,
+        NativeType::Double => CqlType::Double,
+        NativeType::Duration => CqlType::Duration,
+        NativeType::Float => CqlType::Float,
+        NativeType::Int => CqlType::Int,
+        NativeType::BigInt => CqlType::BigInt,
+        NativeType::Text => CqlType::Text,
+        NativeType::Timestamp => CqlType::Timestamp,
+        NativeType::Inet => CqlType::Inet,
+        NativeType::SmallInt => CqlType::SmallInt,
+        NativeType::TinyInt => CqlType::TinyInt,
+        NativeType::Time => CqlType::Time,
+        NativeType::Timeuuid => CqlType::Timeuuid,
+        NativeType::Uuid => CqlType::Uuid,
+        NativeType::Varint => CqlType::Varint,
+        other => return Err(format!("the type {other:?} is not supported")),
+    })
+}
