@@ -17,7 +17,7 @@ const KEYS: i64 = 3000;
 const VALUE_SIZE: usize = 40;
 
 /// A fixture written from the format's documentation (README "Workload files"): most CQL types,
-/// a counter, a populate phase and four weighted operations.
+/// a counter, a lightweight transaction, a populate phase and five weighted operations.
 const SENSORS: &str = r#"
 description: sensors with typed readings, a counter per sensor
 params:
@@ -27,6 +27,7 @@ schema:
   - CREATE TABLE IF NOT EXISTS sensor (id bigint PRIMARY KEY, name text, tags set<text>,
       scores map<int, text>, samples list<int>, seen timestamp, uid uuid, emb vector<float, 4>)
   - CREATE TABLE IF NOT EXISTS hits (id bigint PRIMARY KEY, n counter)
+  - CREATE TABLE IF NOT EXISTS locks (id bigint PRIMARY KEY, owner text)
 values:
   id: uniform(1..{sensors})
   name:
@@ -43,6 +44,7 @@ values:
   uid: uniform(1..1M)
   emb: uniform(1..1000)
   n: fixed(1)
+  owner: uniform(1..1000)
 populate:
   operation: insert
   rows: "{sensors}"
@@ -70,6 +72,11 @@ operations:
     weight: 2
     values:
       id: uniform(1..{sensors})
+  claim:
+    cql: INSERT INTO locks (id, owner) VALUES (?, ?) IF NOT EXISTS
+    weight: 1
+    values:
+      id: uniform(1..200)
 "#;
 
 fn driver(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
@@ -164,16 +171,17 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     assert_eq!(summary["populate"]["count"], KEYS, "{summary}");
     let ops = summary["ops"].as_object().unwrap();
     let count = |name: &str| ops[name]["count"].as_u64().unwrap() as f64;
-    let total: f64 = ["insert", "read", "slice", "bump"]
+    let total: f64 = ["insert", "read", "slice", "bump", "claim"]
         .iter()
         .map(|n| count(n))
         .sum();
     assert_eq!(total, 6000.0, "{summary}");
     for (name, weight) in [
-        ("insert", 0.2),
-        ("read", 0.5),
-        ("slice", 0.1),
-        ("bump", 0.2),
+        ("insert", 2.0 / 11.0),
+        ("read", 5.0 / 11.0),
+        ("slice", 1.0 / 11.0),
+        ("bump", 2.0 / 11.0),
+        ("claim", 1.0 / 11.0),
     ] {
         let share = count(name) / total;
         assert!(
@@ -224,6 +232,14 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     let sum: i64 = counters.iter().map(|(n,)| n.0).sum();
     assert_eq!(sum as f64, count("bump"));
 
+    // A claim whose IF NOT EXISTS did not hold is a success counted in not_applied: the applied
+    // ones are the rows of the table.
+    let claimed = rows::<(i64,)>(host, "SELECT id FROM wl.locks").len() as f64;
+    let not_applied = ops["claim"]["not_applied"].as_u64().unwrap() as f64;
+    assert!(not_applied > 0.0, "{summary}");
+    assert_eq!(count("claim") - not_applied, claimed, "{summary}");
+    assert!(table.contains("claim: "), "{table}");
+
     // Refusals after connecting: one line, FILE:LINE, the server's words, no schema left behind.
     let unbound = write(
         dir.path(),
@@ -244,7 +260,7 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
         "no value for bind marker 'n'",
     );
     assert!(
-        line.contains(&format!("{unbound}:48: operation 'bump'")),
+        line.contains(&format!("{unbound}:50: operation 'bump'")),
         "{line}"
     );
     assert!(
@@ -279,14 +295,14 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
         "Undefined column name nope",
     );
     assert!(
-        line.contains(&format!("{refused}:38: operation 'read'")),
+        line.contains(&format!("{refused}:40: operation 'read'")),
         "{line}"
     );
     let mut left = tables(host, "wl");
     left.sort();
     assert_eq!(
         left,
-        ["hits", "sensor"],
+        ["hits", "locks", "sensor"],
         "the table the refused file created is dropped"
     );
 }
@@ -303,25 +319,25 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
         ),
         (
             SENSORS.replace("tags:\n    population:", "tags:\n    populaton:"),
-            "16",
+            "17",
             "did you mean 'population'",
             "",
         ),
         (
             SENSORS.replace("samples: uniform(1..100)", "samples: weibull(1..100)"),
-            "21",
+            "22",
             "unknown distribution 'weibull'",
             "",
         ),
         (
             SENSORS.replace("weight: 5", "weight: -5"),
-            "39",
+            "41",
             "weight '-5'",
             "",
         ),
         (
             SENSORS.replace("operation: insert", "operation: inset"),
-            "27",
+            "29",
             "did you mean 'insert'",
             "",
         ),

@@ -308,6 +308,77 @@ pub fn classify_error(code: i32) -> ErrorClass {
     }
 }
 
+/// A conditional statement's `[applied]`: the first column of the first row of a RESULT Rows body
+/// (`None` for another kind of result, or a body too short to say).
+pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
+    const ROWS: i32 = 2;
+    const GLOBAL_TABLE_SPEC: i32 = 0x0001;
+    const HAS_MORE_PAGES: i32 = 0x0002;
+    const NO_METADATA: i32 = 0x0004;
+    let mut at = message_offset(flags, body)?;
+    if read_i32(body, at)? != ROWS {
+        return None;
+    }
+    let meta = read_i32(body, at + 4)?;
+    let columns = read_i32(body, at + 8)?;
+    at += 12;
+    if meta & HAS_MORE_PAGES != 0 {
+        at += 4 + read_i32(body, at)?.max(0) as usize;
+    }
+    if meta & NO_METADATA == 0 {
+        if meta & GLOBAL_TABLE_SPEC != 0 {
+            at = skip_string(body, at)?;
+            at = skip_string(body, at)?;
+        }
+        for _ in 0..columns {
+            if meta & GLOBAL_TABLE_SPEC == 0 {
+                at = skip_string(body, skip_string(body, at)?)?;
+            }
+            at = skip_type(body, skip_string(body, at)?)?;
+        }
+    }
+    if read_i32(body, at)? < 1 || columns < 1 {
+        return None;
+    }
+    let len = read_i32(body, at + 4)?;
+    (len == 1)
+        .then(|| body.get(at + 8).map(|b| *b != 0))
+        .flatten()
+}
+
+fn skip_string(b: &[u8], at: usize) -> Option<usize> {
+    Some(at + 2 + read_u16(b, at)? as usize)
+}
+
+/// Skips a column type `[option]` (collections, UDTs and tuples nest).
+fn skip_type(b: &[u8], at: usize) -> Option<usize> {
+    let id = read_u16(b, at)?;
+    let at = at + 2;
+    match id {
+        0x0000 => skip_string(b, at),
+        0x0020 | 0x0022 => skip_type(b, at),
+        0x0021 => skip_type(b, skip_type(b, at)?),
+        0x0030 => {
+            let mut at = skip_string(b, skip_string(b, at)?)?;
+            let fields = read_u16(b, at)?;
+            at += 2;
+            for _ in 0..fields {
+                at = skip_type(b, skip_string(b, at)?)?;
+            }
+            Some(at)
+        }
+        0x0031 => {
+            let fields = read_u16(b, at)?;
+            let mut at = at + 2;
+            for _ in 0..fields {
+                at = skip_type(b, at)?;
+            }
+            Some(at)
+        }
+        _ => Some(at),
+    }
+}
+
 pub fn read_u16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
@@ -326,6 +397,41 @@ pub fn read_string(b: &[u8], at: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A RESULT Rows body: `[applied]` boolean, with or without metadata, then one more column.
+    fn rows_body(applied: u8, metadata: bool) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&2i32.to_be_bytes());
+        b.extend_from_slice(&(if metadata { 1i32 } else { 4 }).to_be_bytes());
+        b.extend_from_slice(&2i32.to_be_bytes());
+        if metadata {
+            for s in ["ks", "t", "[applied]"] {
+                put_string(&mut b, s);
+            }
+            b.extend_from_slice(&0x0004u16.to_be_bytes()); // boolean
+            put_string(&mut b, "v");
+            b.extend_from_slice(&0x0021u16.to_be_bytes()); // map<text, list<int>>
+            b.extend_from_slice(&0x000Du16.to_be_bytes());
+            b.extend_from_slice(&0x0020u16.to_be_bytes());
+            b.extend_from_slice(&0x0009u16.to_be_bytes());
+        }
+        b.extend_from_slice(&1i32.to_be_bytes());
+        b.extend_from_slice(&1i32.to_be_bytes());
+        b.push(applied);
+        b.extend_from_slice(&(-1i32).to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn applied_is_read_from_the_first_column_with_or_without_metadata() {
+        for metadata in [false, true] {
+            assert_eq!(applied(0, &rows_body(1, metadata)), Some(true));
+            assert_eq!(applied(0, &rows_body(0, metadata)), Some(false));
+        }
+        // A Void result (an unconditional write) says nothing.
+        assert_eq!(applied(0, &1i32.to_be_bytes()), None);
+        assert_eq!(applied(0, &rows_body(1, true)[..20]), None);
+    }
 
     #[test]
     fn header_round_trips_through_a_frame() {

@@ -10,9 +10,9 @@ pub mod frame;
 pub mod handshake;
 
 pub use frame::{
-    classify_error, error_code, execute_id, parse_header, parse_prepared, replace_execute_id,
-    write_prepare, ErrorClass, ExecuteFrame, Header, Opcode, Prepared, ServerError, HEADER_LEN,
-    MAX_STREAMS,
+    applied, classify_error, error_code, execute_id, parse_header, parse_prepared,
+    replace_execute_id, write_prepare, ErrorClass, ExecuteFrame, Header, Opcode, Prepared,
+    ServerError, HEADER_LEN, MAX_STREAMS,
 };
 pub use handshake::{
     connect, prepare, ConnectOptions, Credentials, Stream, PASSWORD_VAR, USERNAME_VAR,

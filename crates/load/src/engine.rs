@@ -1133,6 +1133,7 @@ fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
         count: s.count,
         errors: s.errors,
         sent: s.sent,
+        not_applied: s.not_applied,
         ops_per_s: if elapsed > 0.0 {
             round3(s.count as f64 / elapsed)
         } else {

@@ -250,6 +250,14 @@ pub fn format_result_table(summary: &Summary) -> String {
     }
     out.push('\n');
     for (name, op) in &summary.ops {
+        if op.not_applied > 0 {
+            out.push_str(&format!(
+                "{name}: {} of the successful operations were not applied (their IF condition did not hold)\n",
+                op.not_applied
+            ));
+        }
+    }
+    for (name, op) in &summary.ops {
         if op.errors.total() > 0 {
             out.push_str(&format!(
                 "{name}: {} — failure known after p50 {} ms, p99 {} ms, max {} ms\n",

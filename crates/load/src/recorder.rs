@@ -22,6 +22,8 @@ pub struct Completion {
     pub slot_limited: bool,
     /// Index of the node whose connection carried it ([`NO_NODE`] when it was never sent).
     pub node: u16,
+    /// A conditional (LWT) write whose condition did not hold: still a success.
+    pub not_applied: bool,
 }
 
 /// [`Completion::node`] of an operation that no connection carried.
@@ -52,6 +54,8 @@ pub struct OpStats {
     pub errors: ErrorCounts,
     /// Operations released by the client (sent, or failed at once for want of a connection).
     pub sent: u64,
+    /// Successful conditional writes whose condition did not hold (also in `count`).
+    pub not_applied: u64,
 }
 
 impl Default for OpStats {
@@ -63,6 +67,7 @@ impl Default for OpStats {
             count: 0,
             errors: ErrorCounts::default(),
             sent: 0,
+            not_applied: 0,
         }
     }
 }
@@ -76,6 +81,7 @@ impl OpStats {
         self.count += other.count;
         self.errors.merge(&other.errors);
         self.sent += other.sent;
+        self.not_applied += other.not_applied;
     }
 
     pub fn reset(&mut self) {
@@ -85,6 +91,7 @@ impl OpStats {
         self.count = 0;
         self.errors = ErrorCounts::default();
         self.sent = 0;
+        self.not_applied = 0;
     }
 }
 
@@ -162,6 +169,7 @@ impl IntervalRecorder {
                     .service
                     .record(micros(completion.sent, completion.done));
                 stats.count += 1;
+                stats.not_applied += u64::from(completion.not_applied);
                 let op = completion.op.index();
                 if latency >= self.slow_threshold_us[op] && completion.intended >= measure_start {
                     self.slow.push(SlowOp {
@@ -223,6 +231,7 @@ mod tests {
             error: Some(ErrorKind::Timeout),
             slot_limited: false,
             node: 0,
+            not_applied: false,
         };
         rec.record(&c, t0);
         let w = &rec.measured[OpId::WRITE.index()];
@@ -262,6 +271,7 @@ mod tests {
                 error: Some(ErrorKind::Unsent),
                 slot_limited: false,
                 node: NO_NODE,
+                not_applied: false,
             },
             t0,
         );

@@ -459,6 +459,10 @@ fn op_levels(options: &RunOptions) -> Result<Vec<(u16, u16)>, LoadError> {
 /// each failure is counted as what it was.
 pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
     let statements = options.workload.statements(&options.keyspace);
+    let conditional = statements
+        .iter()
+        .map(|cql| cqlbench_workload::is_conditional(cql))
+        .collect();
     let levels = op_levels(options)?;
     Ok(WireConfig {
         topology,
@@ -473,6 +477,7 @@ pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfi
                 .then(|| options.keyspace.clone()),
         },
         statements,
+        conditional,
         levels,
         request_timeout: options.request_timeout,
     })

@@ -15,9 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cqlbench_cql::{
-    self as cql, classify_error, error_code, parse_header, parse_prepared, replace_execute_id,
-    write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode, Stream, HEADER_LEN,
-    MAX_STREAMS,
+    self as cql, applied, classify_error, error_code, parse_header, parse_prepared,
+    replace_execute_id, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode, Stream,
+    HEADER_LEN, MAX_STREAMS,
 };
 
 use crate::poll::{self, Epoll};
@@ -39,6 +39,8 @@ pub struct WireConfig {
     pub connect: ConnectOptions,
     /// CQL of the statements, by [`OpId::index`].
     pub statements: Vec<String>,
+    /// Which statements are conditional (LWT), whose `[applied]` is read from the answer.
+    pub conditional: Vec<bool>,
     /// (consistency, serial consistency) protocol codes, by [`OpId::index`].
     pub levels: Vec<(u16, u16)>,
     pub request_timeout: Duration,
@@ -88,6 +90,7 @@ impl Pending {
             done,
             error,
             slot_limited: self.slot_limited,
+            not_applied: false,
         }
     }
 }
@@ -306,6 +309,7 @@ impl Conn {
         &mut self,
         now: Instant,
         statements: &[String],
+        conditional: &[bool],
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
         loop {
@@ -328,7 +332,7 @@ impl Conn {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
                     self.in_end += n;
-                    self.parse(now, statements, completed)?;
+                    self.parse(now, statements, conditional, completed)?;
                     // Level-triggered epoll reports plain sockets again if more is waiting; TLS may
                     // hold decrypted bytes the socket no longer shows, so read those until empty.
                     if !tls && n < space {
@@ -346,6 +350,7 @@ impl Conn {
         &mut self,
         now: Instant,
         statements: &[String],
+        conditional: &[bool],
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
         let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
@@ -364,12 +369,19 @@ impl Conn {
             let state = (id >= 0)
                 .then(|| self.slots.get(id as usize).map(|slot| slot.state))
                 .flatten();
-            // Only a re-prepare's answer needs its body beyond the error code.
+            // Only a re-prepare's answer and a conditional write's need their body beyond the
+            // error code.
             let prepared = match state {
                 Some(SlotState::Preparing(_)) if !is_error => {
                     Some(parse_prepared(header.flags, body).map(|p| p.id))
                 }
                 _ => None,
+            };
+            let not_applied = match state {
+                Some(SlotState::Busy(p)) if !is_error && conditional[p.op.index()] => {
+                    applied(header.flags, body) == Some(false)
+                }
+                _ => false,
             };
             self.in_start += header.frame_len();
             let Some(state) = state else {
@@ -392,7 +404,10 @@ impl Conn {
                             self.node as u16,
                         )
                     } else {
-                        pending.complete(now, outcome.map(error_kind), self.node as u16)
+                        Completion {
+                            not_applied,
+                            ..pending.complete(now, outcome.map(error_kind), self.node as u16)
+                        }
                     };
                     completed.push(completion);
                     self.live -= 1;
@@ -941,7 +956,12 @@ where
             }
             if ready.readable()
                 && conn
-                    .read(now, &self.config.statements, &mut self.completed)
+                    .read(
+                        now,
+                        &self.config.statements,
+                        &self.config.conditional,
+                        &mut self.completed,
+                    )
                     .is_err()
             {
                 conn.fail(now, &mut self.completed);
@@ -1100,6 +1120,7 @@ fn account_unsent(
             error: Some(ErrorKind::Unsent),
             slot_limited: false,
             node: NO_NODE,
+            not_applied: false,
         });
         outcome.unsent += 1;
         cursor += phase.stride();
@@ -1268,7 +1289,7 @@ mod tests {
         let mut completed = Vec::new();
         // Stream 0 is answered at its deadline: in time, a success at that moment.
         arrive(&mut conn, 0, Opcode::Result, &VOID);
-        conn.parse(t0 + timeout, &statements(), &mut completed)
+        conn.parse(t0 + timeout, &statements(), &[false; 2], &mut completed)
             .unwrap();
         // Streams 1 and 2 are answered (a result, and an overloaded error) and read a microsecond
         // after their deadline, before the loop's expiry pass noticed it: the user saw a timeout.
@@ -1277,7 +1298,8 @@ mod tests {
         let mut overloaded = 0x1001i32.to_be_bytes().to_vec();
         cql::frame::put_string(&mut overloaded, "overloaded");
         arrive(&mut conn, 2, Opcode::Error, &overloaded);
-        conn.parse(late, &statements(), &mut completed).unwrap();
+        conn.parse(late, &statements(), &[false; 2], &mut completed)
+            .unwrap();
         let outcomes: Vec<_> = completed.iter().map(|c| (c.error, c.done)).collect();
         assert_eq!(
             outcomes,
@@ -1351,8 +1373,13 @@ mod tests {
         let mut completed = Vec::new();
         for round in 0..u64::from(MAX_REPREPARES) {
             arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
-            conn.parse(at(10 * round + 1), &statements(), &mut completed)
-                .unwrap();
+            conn.parse(
+                at(10 * round + 1),
+                &statements(),
+                &[false; 2],
+                &mut completed,
+            )
+            .unwrap();
             assert!(completed.is_empty(), "UNPREPARED number {}", round + 1);
             let prepare = parse_header(&conn.out).unwrap();
             assert_eq!(prepare.opcode, Opcode::Prepare as u8);
@@ -1363,8 +1390,13 @@ mod tests {
                 Opcode::Result,
                 &prepared_result(b"old"),
             );
-            conn.parse(at(10 * round + 2), &statements(), &mut completed)
-                .unwrap();
+            conn.parse(
+                at(10 * round + 2),
+                &statements(),
+                &[false; 2],
+                &mut completed,
+            )
+            .unwrap();
             assert_eq!(
                 parse_header(&conn.out).unwrap().opcode,
                 Opcode::Execute as u8
@@ -1372,7 +1404,8 @@ mod tests {
             conn.out.clear();
         }
         arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
-        conn.parse(at(100), &statements(), &mut completed).unwrap();
+        conn.parse(at(100), &statements(), &[false; 2], &mut completed)
+            .unwrap();
         assert_eq!(completed.len(), 1);
         assert_eq!(completed[0].error, Some(ErrorKind::Other));
         assert_eq!(conn.reprepared, u64::from(MAX_REPREPARES));
@@ -1406,7 +1439,7 @@ mod tests {
         let unprepared = unprepared_error(b"old");
         arrive(&mut conn, 0, Opcode::Error, &unprepared);
         arrive(&mut conn, 1, Opcode::Error, &unprepared);
-        conn.parse(t0 + ms(5), &statements(), &mut completed)
+        conn.parse(t0 + ms(5), &statements(), &[false; 2], &mut completed)
             .unwrap();
         assert!(completed.is_empty());
         assert_eq!(conn.live, 2);
@@ -1420,7 +1453,7 @@ mod tests {
         // under their own stream ids.
         let prepared = prepared_result(b"new");
         arrive(&mut conn, prepare_stream, Opcode::Result, &prepared);
-        conn.parse(t0 + ms(7), &statements(), &mut completed)
+        conn.parse(t0 + ms(7), &statements(), &[false; 2], &mut completed)
             .unwrap();
         assert_eq!(conn.reprepared, 2);
         let first = parse_header(&conn.out).unwrap();
@@ -1430,11 +1463,11 @@ mod tests {
         // Stream 0's answer at 9 ms: one success whose latency and service time hold all three round
         // trips (EXECUTE, PREPARE, EXECUTE again), from the intended start and the first send.
         arrive(&mut conn, 0, Opcode::Result, &VOID);
-        conn.parse(t0 + ms(9), &statements(), &mut completed)
+        conn.parse(t0 + ms(9), &statements(), &[false; 2], &mut completed)
             .unwrap();
         // Stream 1's answer comes after the deadline of its first send (2 + 100 ms): a timeout.
         arrive(&mut conn, 1, Opcode::Result, &VOID);
-        conn.parse(t0 + ms(103), &statements(), &mut completed)
+        conn.parse(t0 + ms(103), &statements(), &[false; 2], &mut completed)
             .unwrap();
         let outcomes: Vec<_> = completed
             .iter()

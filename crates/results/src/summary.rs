@@ -191,6 +191,9 @@ pub struct OpSummary {
     /// Operations the client released (sent, or failed at once for want of a connection).
     #[serde(default)]
     pub sent: u64,
+    /// Successful conditional (LWT) writes whose condition did not hold: counted in `count` too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_applied: u64,
     /// Successful operations per second.
     #[serde(default)]
     pub ops_per_s: f64,
@@ -754,4 +757,8 @@ impl Brief {
     pub fn parse(line: &str) -> Result<Brief, ResultsError> {
         crate::version::parse_json(Path::new("brief"), "cqlbench brief", line)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

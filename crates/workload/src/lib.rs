@@ -13,7 +13,7 @@ pub mod value;
 pub mod yaml;
 
 pub use dist::{mix, unit_float, Distribution};
-pub use model::{Located, Operation, Populate, Workload};
+pub use model::{is_conditional, Located, Operation, Populate, Workload};
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 
 use std::path::Path;

@@ -45,6 +45,21 @@ pub struct Operation {
     pub values: Vec<(String, Located<ValueSpec>)>,
 }
 
+/// Whether a statement is a conditional (lightweight-transaction) write: an `IF` clause
+/// (`IF NOT EXISTS`, `IF EXISTS`, `IF col = …`) outside string literals.
+pub fn is_conditional(cql: &str) -> bool {
+    let mut outside = String::with_capacity(cql.len());
+    for (i, part) in cql.split('\'').enumerate() {
+        if i % 2 == 0 {
+            outside.push_str(part);
+        }
+        outside.push(' ');
+    }
+    outside
+        .split(|c: char| c.is_whitespace() || c == ';' || c == ')')
+        .any(|word| word.eq_ignore_ascii_case("IF"))
+}
+
 impl Operation {
     pub fn value(&self, marker: &str) -> Option<&Located<ValueSpec>> {
         self.values
@@ -128,7 +143,18 @@ fn table_after(cql: &str, words: &[&str]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::table_after;
+    use super::{is_conditional, table_after};
+
+    #[test]
+    fn conditional_writes_are_told_by_their_if_clause() {
+        assert!(is_conditional("INSERT INTO t (k) VALUES (?) IF NOT EXISTS"));
+        assert!(is_conditional("UPDATE t SET v = ? WHERE k = ? if v = ?"));
+        assert!(is_conditional("DELETE FROM t WHERE k = ? IF EXISTS"));
+        assert!(!is_conditional(
+            "INSERT INTO t (k, v) VALUES (?, 'IF only')"
+        ));
+        assert!(!is_conditional("SELECT * FROM iffy WHERE k = ?"));
+    }
 
     #[test]
     fn the_table_is_found_after_its_keyword() {
