@@ -79,6 +79,43 @@ operations:
       id: uniform(1..200)
 "#;
 
+/// A cassandra-stress user profile written from its documentation (docs/peer-formats): a wide
+/// partition of 5 rows per key, 50 keys, sized text, and two queries.
+const PROFILE: &str = r#"
+specname: timeline
+keyspace: stressks
+keyspace_definition: |
+  CREATE KEYSPACE stressks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+table: timeline
+table_definition: |
+  CREATE TABLE timeline (user text, at bigint, body text, likes set<int>,
+    PRIMARY KEY (user, at)) WITH CLUSTERING ORDER BY (at DESC)
+columnspec:
+  - name: user
+    size: fixed(12)
+    population: uniform(1..50)
+  - name: at
+    cluster: fixed(5)
+  - name: body
+    size: uniform(20..40)
+  - name: likes
+    size: fixed(2)
+insert:
+  partitions: fixed(1)
+  select: fixed(1)/5
+  batchtype: UNLOGGED
+queries:
+  latest:
+    cql: select * from timeline where user = ? LIMIT 5
+    fields: samerow
+  exact:
+    cql: select body from timeline where user = ? and at = ?
+token_range_queries:
+  scan:
+    columns: body
+    page_size: 10
+"#;
+
 fn driver(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let session = runtime.block_on(async {
@@ -304,6 +341,68 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
         left,
         ["hits", "locks", "sensor"],
         "the table the refused file created is dropped"
+    );
+
+    a_cassandra_stress_profile_runs_unchanged(host, dir.path());
+}
+
+/// The profile's keyspace, table and columnspec hold in the rows a real driver reads back; the
+/// mix runs every kind of operation; a profile that already ran shares its keyspace and table.
+fn a_cassandra_stress_profile_runs_unchanged(host: &str, dir: &Path) {
+    let file = write(dir, "timeline.yaml", PROFILE);
+    let run = |mix: &str, out: &str, extra: &[&str]| {
+        let out = dir.join(out);
+        let mut args = vec![
+            "run", &file, "--host", host, "--mix", mix, "-n", "3000", "--rate", "1500", "-o",
+        ];
+        args.push(out.to_str().unwrap());
+        args.extend_from_slice(extra);
+        cqlbench_ok(&args)
+    };
+    // The node outlives test runs: start from an empty keyspace.
+    run("insert=1", "inserts", &["--drop"]);
+    let rows = rows::<(String, i64, String, Vec<i32>)>(
+        host,
+        "SELECT user, at, body, likes FROM stressks.timeline",
+    );
+    let users: std::collections::BTreeSet<&String> = rows.iter().map(|r| &r.0).collect();
+    assert!(
+        users.len() <= 50 && users.len() >= 45,
+        "{} users",
+        users.len()
+    );
+    for user in &users {
+        assert_eq!(user.len(), 12, "{user}");
+        let per_user = rows.iter().filter(|r| &r.0 == *user).count();
+        assert!((1..=5).contains(&per_user), "{user}: {per_user} rows");
+    }
+    for (user, at, body, likes) in &rows {
+        assert!((20..=40).contains(&body.len()), "{user} {at}: {body}");
+        assert!(!likes.is_empty(), "{user} {at}: {likes:?}");
+    }
+
+    // A mixed run in cassandra-stress's own spelling, on the keyspace and table that now exist.
+    let table = run("ops(insert=1,latest=2,exact=1,scan=1)", "mixed", &[]);
+    let summary = read_summary(&dir.join("mixed"));
+    for op in ["insert", "latest", "exact", "scan"] {
+        assert!(
+            summary["ops"][op]["count"].as_u64().unwrap() > 0,
+            "{op}: {summary}"
+        );
+        assert_eq!(summary["ops"][op]["errors"]["other"], 0, "{op}: {summary}");
+        assert!(table.contains(&format!("\n{op} ")), "{table}");
+    }
+    assert_eq!(summary["settings"]["keyspace"], "stressks");
+
+    let typo = write(dir, "typo.yaml", &PROFILE.replace("specname:", "spacenam:"));
+    let line = one_line_error(
+        &mut cqlbench_command(&["run", &typo, "--host", host]),
+        "did you mean 'specname'",
+    );
+    assert!(line.contains(&format!("{typo}:2: ")), "{line}");
+    one_line_error(
+        &mut cqlbench_command(&["run", &file, "--host", host, "--mix", "insert=1,lastest=1"]),
+        "did you mean 'latest'",
     );
 }
 

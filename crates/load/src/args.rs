@@ -25,6 +25,8 @@ Examples:
   cqlbench run examples/workloads/kv-hotset.yaml --rate 2000 -d 1m --workload.keys=1M
       your own data model: schema, value generators, named operations with weights
       (results carry one entry per operation name: insert, read, ...)
+  cqlbench run cqlstress-example.yaml --mix \"ops(insert=1,simple1=9)\" --rate 5000 -d 10m
+      a cassandra-stress user profile, unchanged
 
 How latency is measured:
   Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
@@ -117,7 +119,8 @@ never the command line.";
 #[command(after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
     /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and
-    /// parameters), or a workload file (FILE.yaml, cqlbench's format: README "Workload files")
+    /// parameters), or a workload file: cqlbench's format or a cassandra-stress user profile
+    /// (README "Workload files")
     #[arg(value_name = "WORKLOAD")]
     pub workload: String,
 
@@ -212,9 +215,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "MAP")]
     pub compaction: Option<String>,
 
-    /// Keyspace for the workload's table
-    #[arg(long, value_name = "NAME", default_value = "cqlbench")]
-    pub keyspace: String,
+    /// Keyspace for the workload's tables [default: a cassandra-stress profile's own, else cqlbench]
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
+
+    /// A workload file's operations and their weights: insert=1,simple1=9 (cassandra-stress's
+    /// ops(insert=1,simple1=9) too) [default: the file's weights; insert=1 for a profile]
+    #[arg(long, value_name = "NAME=WEIGHT,...")]
+    pub mix: Option<String>,
 
     /// Drop the keyspace first, so the run starts from empty tables
     #[arg(long)]
@@ -559,7 +567,13 @@ fn schema_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
         .as_deref()
         .map(|c| parse_table_options("compaction", c))
         .transpose()?;
-    o.keyspace = args.keyspace.clone();
+    o.keyspace = args.keyspace.clone().unwrap_or_else(|| {
+        let named = match &o.workload {
+            Workload::File(file) => file.keyspace.as_ref().map(|k| k.name.clone()),
+            Workload::BuiltIn(_) => None,
+        };
+        named.unwrap_or_else(|| "cqlbench".into())
+    });
     o.drop_keyspace = args.drop;
     Ok(())
 }
@@ -629,9 +643,24 @@ pub fn prometheus_options(
 fn workload(args: &RunArgs) -> Result<Workload> {
     let settings = parse_workload_params(&args.workload_params)?;
     if !cqlbench_workload::is_file_argument(&args.workload) {
+        if args.mix.is_some() {
+            return Err(invalid(
+                "--mix applies to workload files; a built-in workload's mix is -r/--read-ratio"
+                    .into(),
+            ));
+        }
         return Workload::new(find_workload(&args.workload)?, &settings);
     }
-    let file = cqlbench_workload::load(std::path::Path::new(&args.workload), &settings)?;
+    let invocation = cqlbench_workload::Invocation {
+        settings,
+        mix: args
+            .mix
+            .as_deref()
+            .map(cqlbench_workload::stress::parse_mix)
+            .transpose()
+            .map_err(invalid)?,
+    };
+    let file = cqlbench_workload::load(std::path::Path::new(&args.workload), &invocation)?;
     let refused = [
         (
             args.read_ratio.is_some(),

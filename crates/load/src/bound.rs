@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::time::SystemTime;
 
 use cqlbench_cql::ExecuteFrame;
+use cqlbench_workload::rows::{RowBinding, TableShape};
 use cqlbench_workload::value::{self, Context};
 use cqlbench_workload::{mix, unit_float, CqlType, TextPool, ValueSpec, WorkloadError};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
@@ -23,6 +24,8 @@ struct Bind {
 #[derive(Debug, Clone)]
 pub struct BoundOp {
     binds: Vec<Bind>,
+    /// cassandra-stress's row model, when the operation draws its values from it.
+    rows: Option<RowBinding>,
     /// The bind marker that is the whole partition key (routing); `None` for a composite key or a
     /// statement without one (sent to any node).
     routing: Option<usize>,
@@ -34,9 +37,22 @@ pub struct Marker {
     pub ty: CqlType,
 }
 
+/// An operation as the server prepared it.
+pub struct Prepared {
+    /// The CQL sent (a cassandra-stress insert is made from the table).
+    pub cql: String,
+    pub markers: Vec<Marker>,
+    /// The marker that is the whole partition key.
+    pub routing: Option<usize>,
+    /// The table, for an operation of cassandra-stress's row model.
+    pub shape: Option<TableShape>,
+}
+
 /// The file workload bound to the server's statement types.
 #[derive(Debug)]
 pub struct Bound {
+    /// The statements as prepared, by operation index.
+    pub statements: Vec<String>,
     ops: Vec<BoundOp>,
     /// Cumulative shares of the measured mix, by operation index.
     cumulative: Vec<f64>,
@@ -50,30 +66,16 @@ const SALT_BIND: u64 = 0xB1D0;
 impl Bound {
     /// Binds `workload`; `prepared[i]` are operation `i`'s bind markers and the index of its whole
     /// partition key among them, as the server prepared it.
-    pub fn new(
-        workload: &FileWorkload,
-        prepared: Vec<(Vec<Marker>, Option<usize>)>,
-    ) -> Result<Self, WorkloadError> {
+    pub fn new(workload: &FileWorkload, prepared: Vec<Prepared>) -> Result<Self, WorkloadError> {
         let mut ops = Vec::new();
-        for (op, (markers, routing)) in workload.ops.iter().zip(&prepared) {
-            let binds = bind_markers(workload, op, markers, |m| op.value(m))?;
-            ops.push(BoundOp {
-                binds,
-                routing: *routing,
-            });
+        for (op, prepared) in workload.ops.iter().zip(&prepared) {
+            ops.push(bind_op(workload, op, prepared, |m| op.value(m))?);
         }
         let populate = match &workload.populate {
             Some(populate) => {
                 let op = &workload.ops[populate.op];
-                let (markers, routing) = &prepared[populate.op];
-                let binds = bind_markers(workload, op, markers, |m| populate.value(m))?;
-                Some((
-                    OpId(populate.op as u16),
-                    BoundOp {
-                        binds,
-                        routing: *routing,
-                    },
-                ))
+                let bound = bind_op(workload, op, &prepared[populate.op], |m| populate.value(m))?;
+                Some((OpId(populate.op as u16), bound))
             }
             None => None,
         };
@@ -88,6 +90,7 @@ impl Bound {
             })
             .collect();
         Ok(Bound {
+            statements: prepared.into_iter().map(|p| p.cql).collect(),
             ops,
             cumulative,
             populate,
@@ -128,11 +131,15 @@ impl Bound {
             unique: mix(seed, index, 0x7157),
         };
         let mut key = 0..0;
+        let partition = bound.rows.as_ref().map(|rows| rows.partition(seed, index));
         for (i, bind) in bound.binds.iter().enumerate() {
-            let n = bind
-                .spec
-                .population
-                .sample(index, mix(seed, index, SALT_BIND + i as u64));
+            let n = match (&bound.rows, partition) {
+                (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
+                _ => bind
+                    .spec
+                    .population
+                    .sample(index, mix(seed, index, SALT_BIND + i as u64)),
+            };
             let range = frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out));
             if bound.routing == Some(i) {
                 key = range;
@@ -140,6 +147,46 @@ impl Bound {
         }
         key
     }
+}
+
+/// An operation bound: to cassandra-stress's row model over its table, or its markers to the
+/// generators `value` finds for their names.
+fn bind_op<'v>(
+    workload: &FileWorkload,
+    op: &cqlbench_workload::Operation,
+    prepared: &Prepared,
+    value: impl Fn(&str) -> Option<&'v cqlbench_workload::Located<ValueSpec>>,
+) -> Result<BoundOp, WorkloadError> {
+    let routing = prepared.routing;
+    let (Some(model), Some(shape)) = (&op.rows, &prepared.shape) else {
+        let binds = bind_markers(workload, op, &prepared.markers, value)?;
+        return Ok(BoundOp {
+            binds,
+            rows: None,
+            routing,
+        });
+    };
+    let typed: Vec<(String, CqlType)> = prepared
+        .markers
+        .iter()
+        .map(|m| (m.name.clone(), m.ty.clone()))
+        .collect();
+    let rows = RowBinding::new(model, shape, &typed)
+        .map_err(|e| workload.at(op.cql.line, format!("operation '{}': {e}", op.name)))?;
+    let binds = rows
+        .markers
+        .iter()
+        .zip(&prepared.markers)
+        .map(|(row, marker)| Bind {
+            spec: row.spec.clone(),
+            ty: marker.ty.clone(),
+        })
+        .collect();
+    Ok(BoundOp {
+        binds,
+        rows: Some(rows),
+        routing,
+    })
 }
 
 /// An operation's markers bound to the generators `value` finds for their names.

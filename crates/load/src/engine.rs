@@ -55,7 +55,7 @@ struct Ctx {
 /// How operations are chosen and their values written.
 enum Binder {
     BuiltIn(BuiltIn),
-    File(Bound),
+    File(Box<Bound>),
 }
 
 impl Ctx {
@@ -547,12 +547,12 @@ async fn prepare(
     )
     .await;
     drop(driver);
-    let wire = session::wire_config(options, topology)?;
+    let wire = session::wire_config(options, topology, bound.as_ref())?;
     let conns = open_connections(&wire, options)?;
     let ctx = Arc::new(Ctx {
         wire,
         binder: match (&options.workload, bound) {
-            (_, Some(bound)) => Binder::File(bound),
+            (_, Some(bound)) => Binder::File(Box::new(bound)),
             (Workload::BuiltIn(built_in), None) => Binder::BuiltIn(built_in.clone()),
             (Workload::File(_), None) => {
                 return Err(LoadError::InvalidOption(

@@ -12,12 +12,14 @@ use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
 
-use crate::bound::{cql_type, Bound, Marker};
+use crate::bound::{cql_type, Bound, Marker, Prepared};
 use crate::options::{Consistency, RunOptions};
 use crate::topology::Topology;
 use crate::wire::WireConfig;
 use crate::workload::{BuiltIn, FileWorkload, Workload};
 use crate::LoadError;
+use cqlbench_workload::rows::{self, TableShape};
+use cqlbench_workload::OpKind;
 
 fn driver_consistency(c: Consistency) -> DriverConsistency {
     match c {
@@ -230,11 +232,23 @@ pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<St
             .unwrap_or_else(|| replication_map(session, options)),
         _ => replication_map(session, options),
     };
-    ddl(
-        session,
-        format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
-    )
-    .await?;
+    let definition = match &options.workload {
+        Workload::File(file) => file.keyspace.as_ref().and_then(|k| k.definition.as_ref()),
+        Workload::BuiltIn(_) => None,
+    };
+    match (definition, &options.workload) {
+        // A profile's own CREATE KEYSPACE, unless the run names its replication.
+        (Some(definition), Workload::File(file)) if options.replication.is_none() => {
+            run_file_ddl(session, file, definition).await?
+        }
+        _ => {
+            ddl(
+                session,
+                format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
+            )
+            .await?
+        }
+    }
     match &options.workload {
         Workload::BuiltIn(built_in) => built_in_table(session, options, built_in).await?,
         Workload::File(file) => file_schema(session, ks, file).await?,
@@ -335,20 +349,35 @@ async fn file_schema(session: &Session, ks: &str, file: &FileWorkload) -> Result
             reason: one_line(&e.to_string()),
         })?;
     for statement in &file.schema {
-        session
-            .query_unpaged(statement.value.as_str(), &[])
-            .await
-            .map_err(|e| {
-                file.at(
-                    statement.line,
-                    format!(
-                        "the server refused the schema statement: {}",
-                        server_message(&e)
-                    ),
-                )
-            })?;
+        run_file_ddl(session, file, statement).await?;
     }
     Ok(())
+}
+
+/// One schema statement of a workload file; one the server refuses is `FILE:LINE` with its words,
+/// except "already exists" where the file's format allows it (cassandra-stress profiles share
+/// keyspaces and tables).
+async fn run_file_ddl(
+    session: &Session,
+    file: &FileWorkload,
+    statement: &cqlbench_workload::Located<String>,
+) -> Result<(), LoadError> {
+    let Err(e) = session.query_unpaged(statement.value.as_str(), &[]).await else {
+        return Ok(());
+    };
+    let message = server_message(&e);
+    let lower = message.to_ascii_lowercase();
+    // Cassandra says "Cannot add already existing table" or "Cannot add existing keyspace".
+    let exists = lower.contains("already exist") || lower.contains("existing");
+    if exists && file.schema_may_exist {
+        return Ok(());
+    }
+    Err(file
+        .at(
+            statement.line,
+            format!("the server refused the schema statement: {message}"),
+        )
+        .into())
 }
 
 /// Prepares the workload's statements through the driver once, so that a statement the server
@@ -356,7 +385,9 @@ async fn file_schema(session: &Session, ks: &str, file: &FileWorkload) -> Result
 /// comes back bound to the types of its statements' bind markers.
 pub async fn prepare(session: &Session, options: &RunOptions) -> Result<Option<Bound>, LoadError> {
     if let Workload::File(file) = &options.workload {
-        return prepare_file(session, file).await.map(Some);
+        return prepare_file(session, &options.keyspace, file)
+            .await
+            .map(Some);
     }
     let prepare_one = |cql: String| async move {
         session
@@ -374,10 +405,38 @@ pub async fn prepare(session: &Session, options: &RunOptions) -> Result<Option<B
 }
 
 /// Prepares every operation of a workload file and binds its markers to the file's generators.
-async fn prepare_file(session: &Session, file: &FileWorkload) -> Result<Bound, LoadError> {
+async fn prepare_file(
+    session: &Session,
+    keyspace: &str,
+    file: &FileWorkload,
+) -> Result<Bound, LoadError> {
+    let _ = session.refresh_metadata().await;
     let mut prepared = Vec::new();
+    let mut shapes = Vec::new();
     for op in &file.ops {
-        let statement = session.prepare(op.cql.value.as_str()).await.map_err(|e| {
+        let shape = match &op.rows {
+            Some(model) => Some(table_shape(session, keyspace, &model.table).ok_or_else(|| {
+                file.at(
+                    op.cql.line,
+                    format!(
+                        "table {keyspace}.{} does not exist (give the profile a table_definition, or create it first)",
+                        model.table
+                    ),
+                )
+            })?),
+            None => None,
+        };
+        let cql = match (&op.kind, &shape) {
+            (OpKind::StressInsert { condition }, Some(shape)) => {
+                rows::insert_cql(shape, condition.as_deref())
+            }
+            (OpKind::StressTokenRange { columns, page_size }, Some(shape)) => {
+                rows::token_range_cql(shape, columns, *page_size)
+            }
+            _ => op.cql.value.clone(),
+        };
+        shapes.push((cql.clone(), shape));
+        let statement = session.prepare(cql.as_str()).await.map_err(|e| {
             file.at(
                 op.cql.line,
                 format!(
@@ -389,8 +448,8 @@ async fn prepare_file(session: &Session, file: &FileWorkload) -> Result<Bound, L
         })?;
         prepared.push(statement);
     }
-    let mut markers = Vec::new();
-    for (op, statement) in file.ops.iter().zip(&prepared) {
+    let mut bound = Vec::new();
+    for ((op, statement), (cql, shape)) in file.ops.iter().zip(&prepared).zip(shapes) {
         let mut typed = Vec::new();
         for spec in statement.get_variable_col_specs().iter() {
             let ty = cql_type(spec.typ()).map_err(|what| {
@@ -410,9 +469,47 @@ async fn prepare_file(session: &Session, file: &FileWorkload) -> Result<Bound, L
         }
         let pk = statement.get_variable_pk_indexes();
         let routing = (pk.len() == 1).then(|| usize::from(pk[0].index));
-        markers.push((typed, routing));
+        bound.push(Prepared {
+            cql,
+            markers: typed,
+            routing,
+            shape,
+        });
     }
-    Ok(Bound::new(file, markers)?)
+    Ok(Bound::new(file, bound)?)
+}
+
+/// A table as the driver read it from the cluster's schema.
+fn table_shape(session: &Session, keyspace: &str, table: &str) -> Option<TableShape> {
+    use scylla::cluster::metadata::{CollectionType, ColumnKind, ColumnType, NativeType};
+    let state = session.get_cluster_state();
+    let ks = state.get_keyspace(keyspace.to_ascii_lowercase())?;
+    let (name, found) = ks
+        .tables
+        .iter()
+        .find(|(name, _)| name.as_str() == table || name.eq_ignore_ascii_case(table))?;
+    let mut regular: Vec<(String, bool)> = found
+        .columns
+        .iter()
+        .filter(|(_, c)| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static))
+        .map(|(column, c)| {
+            let adds = match &c.typ {
+                ColumnType::Native(NativeType::Counter) => true,
+                ColumnType::Collection { frozen, typ } => {
+                    !frozen && matches!(typ, CollectionType::List(_) | CollectionType::Set(_))
+                }
+                _ => false,
+            };
+            (column.clone(), adds)
+        })
+        .collect();
+    regular.sort();
+    Some(TableShape {
+        name: name.clone(),
+        partition_key: found.partition_key.clone(),
+        clustering: found.clustering_key.clone(),
+        regular,
+    })
 }
 
 /// The protocol code of a consistency level.
@@ -457,8 +554,15 @@ fn op_levels(options: &RunOptions) -> Result<Vec<(u16, u16)>, LoadError> {
 
 /// How the load path connects and what it sends: every operation is one request, never retried, so
 /// each failure is counted as what it was.
-pub fn wire_config(options: &RunOptions, topology: Topology) -> Result<WireConfig, LoadError> {
-    let statements = options.workload.statements(&options.keyspace);
+pub fn wire_config(
+    options: &RunOptions,
+    topology: Topology,
+    bound: Option<&Bound>,
+) -> Result<WireConfig, LoadError> {
+    let statements = match bound {
+        Some(bound) => bound.statements.clone(),
+        None => options.workload.statements(&options.keyspace),
+    };
     let conditional = statements
         .iter()
         .map(|cql| cqlbench_workload::is_conditional(cql))

@@ -9,11 +9,16 @@ pub mod dist;
 pub mod keys;
 pub mod model;
 pub mod native;
+pub mod rows;
+pub mod stress;
 pub mod value;
 pub mod yaml;
 
 pub use dist::{mix, unit_float, Distribution};
-pub use model::{is_conditional, Located, Operation, Populate, Workload};
+pub use model::{
+    is_conditional, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, Populate,
+    RowModel, Workload,
+};
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 
 use std::path::Path;
@@ -40,8 +45,17 @@ pub fn is_file_argument(argument: &str) -> bool {
     lower.ends_with(".yaml") || lower.ends_with(".yml") || argument.contains('/')
 }
 
-/// Reads and compiles a workload file; `settings` are `--workload.NAME=VALUE`.
-pub fn load(path: &Path, settings: &[(String, String)]) -> Result<Workload, WorkloadError> {
+/// What a run says about a workload file besides the file itself.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// `--workload.NAME=VALUE`.
+    pub settings: Vec<(String, String)>,
+    /// `--mix NAME=WEIGHT,…` (cassandra-stress's `ops(…)` spelling too).
+    pub mix: Option<Vec<(String, f64)>>,
+}
+
+/// Reads and compiles a workload file, whichever format it is in.
+pub fn load(path: &Path, invocation: &Invocation) -> Result<Workload, WorkloadError> {
     let shown = path.display().to_string();
     let source = std::fs::read_to_string(path).map_err(|source| WorkloadError::Read {
         path: shown.clone(),
@@ -51,5 +65,54 @@ pub fn load(path: &Path, settings: &[(String, String)]) -> Result<Workload, Work
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "workload".into());
-    native::compile(&name, &shown, &source, settings)
+    let doc = parse_yaml(&shown, &source)?;
+    if stress::looks_like_profile(&doc) {
+        if let Some((name, _)) = invocation.settings.first() {
+            return Err(WorkloadError::At {
+                file: shown,
+                line: 1,
+                message: format!("--workload.{name}: a cassandra-stress profile has no parameters"),
+            });
+        }
+        return stress::compile(&name, &shown, &doc, invocation.mix.as_deref());
+    }
+    let mut workload = native::compile_document(&name, &shown, &doc, &invocation.settings)?;
+    if let Some(mix) = &invocation.mix {
+        apply_mix(&mut workload, mix)?;
+    }
+    Ok(workload)
+}
+
+/// `--mix` on a native file: the weights it gives replace the file's (operations it leaves out
+/// weigh 0).
+fn apply_mix(workload: &mut Workload, mix: &[(String, f64)]) -> Result<(), WorkloadError> {
+    for (name, _) in mix {
+        if !workload.ops.iter().any(|op| op.name == *name) {
+            let names = workload.op_names();
+            return Err(WorkloadError::At {
+                file: workload.file.clone(),
+                line: 1,
+                message: format!(
+                    "--mix names '{name}', which is not an operation of the file (it has: {})",
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    for op in &mut workload.ops {
+        op.weight = mix
+            .iter()
+            .find(|(n, _)| *n == op.name)
+            .map_or(0.0, |(_, w)| *w);
+    }
+    Ok(())
+}
+
+/// A YAML document, or `FILE:LINE: not valid YAML: …`.
+pub fn parse_yaml(file: &str, source: &str) -> Result<yaml::Node, WorkloadError> {
+    yaml::parse(source).map_err(|e| WorkloadError::At {
+        file: file.to_string(),
+        line: e.line,
+        message: format!("not valid YAML: {}", e.message),
+    })
 }

@@ -13,8 +13,13 @@ pub struct Workload {
     pub description: String,
     /// The keyspace's replication map when the file gives one (else the cluster's default).
     pub replication: Option<String>,
+    /// The keyspace the file names (a cassandra-stress profile's), else the run's `--keyspace`.
+    pub keyspace: Option<KeyspaceSpec>,
     /// DDL run in order before anything else, in the run's keyspace.
     pub schema: Vec<Located<String>>,
+    /// A schema statement refused because its object already exists is passed over (as
+    /// cassandra-stress does, so that profiles can share a keyspace and tables).
+    pub schema_may_exist: bool,
     /// Operations by index: the names results carry.
     pub ops: Vec<Operation>,
     /// Rows written before the measured phase, by which operation.
@@ -30,6 +35,58 @@ pub struct Located<T> {
     pub value: T,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyspaceSpec {
+    pub name: String,
+    /// Its CREATE KEYSPACE, run when given (else the keyspace is made with the run's replication).
+    pub definition: Option<Located<String>>,
+}
+
+/// What an operation sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpKind {
+    /// Its `cql`, as written.
+    Cql,
+    /// cassandra-stress's insert: made from the live table once it exists (an UPDATE of the
+    /// non-key columns, `c = c + ?` for counters and non-frozen sets and lists, or an INSERT of a
+    /// key-only table), with the profile's `condition` after its WHERE clause.
+    StressInsert { condition: Option<String> },
+    /// cassandra-stress's token range query: one page of `columns` from a point of the ring.
+    StressTokenRange { columns: String, page_size: u32 },
+}
+
+/// cassandra-stress's data model: rows generated per partition seed, so that a query finds the
+/// rows an insert wrote. Markers bind by column name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowModel {
+    pub table: String,
+    /// The partition seed of each operation (cassandra-stress's `-pop`).
+    pub partitions: crate::Distribution,
+    /// The profile's columnspec (columns it does not list take cassandra-stress's defaults).
+    pub columns: Vec<ColumnGen>,
+    pub fields: Fields,
+}
+
+/// A columnspec entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnGen {
+    pub name: String,
+    pub line: usize,
+    pub population: Option<crate::Distribution>,
+    pub size: Option<crate::Distribution>,
+    /// Values per parent at this clustering level.
+    pub cluster: Option<crate::Distribution>,
+}
+
+/// Where a query's markers take their values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fields {
+    /// All from one row of the partition.
+    SameRow,
+    /// The partition key from the partition, every other marker from a row of its own.
+    MultiRow,
+}
+
 /// One named statement of the mix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operation {
@@ -43,6 +100,9 @@ pub struct Operation {
     /// The generators this operation's bind markers may use, by marker name (the column's name for
     /// `?`, the given name for `:name`).
     pub values: Vec<(String, Located<ValueSpec>)>,
+    pub kind: OpKind,
+    /// Rows generated per partition (cassandra-stress profiles); `None`: `values` alone.
+    pub rows: Option<RowModel>,
 }
 
 /// Whether a statement is a conditional (lightweight-transaction) write: an `IF` clause
@@ -97,6 +157,9 @@ impl Workload {
     /// The table the requests' partition keys belong to (for routing): the first one the schema
     /// creates, else the first one an operation names.
     pub fn main_table(&self) -> Option<String> {
+        if let Some(rows) = self.ops.iter().find_map(|op| op.rows.as_ref()) {
+            return Some(rows.table.clone());
+        }
         let created = self
             .schema
             .iter()

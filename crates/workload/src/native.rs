@@ -3,7 +3,7 @@
 
 use crate::dist::Distribution;
 use crate::keys::{self, entries, get, problem, text, Problem};
-use crate::model::{Located, Operation, Populate, Workload};
+use crate::model::{Located, OpKind, Operation, Populate, Workload};
 use crate::value::ValueSpec;
 use crate::yaml::{Node, Value};
 use crate::WorkloadError;
@@ -48,17 +48,23 @@ pub fn compile(
     source: &str,
     settings: &[(String, String)],
 ) -> Result<Workload, WorkloadError> {
+    let doc = crate::parse_yaml(file, source)?;
+    compile_document(name, file, &doc, settings)
+}
+
+/// [`compile`] of a parsed document.
+pub fn compile_document(
+    name: &str,
+    file: &str,
+    doc: &Node,
+    settings: &[(String, String)],
+) -> Result<Workload, WorkloadError> {
     let at = |p: Problem| WorkloadError::At {
         file: file.to_string(),
         line: p.line,
         message: p.message,
     };
-    let doc = crate::yaml::parse(source).map_err(|e| WorkloadError::At {
-        file: file.to_string(),
-        line: e.line,
-        message: format!("not valid YAML: {}", e.message),
-    })?;
-    let top = entries(&doc, "the workload", TOP).map_err(at)?;
+    let top = entries(doc, "the workload", TOP).map_err(at)?;
     let params = params(get(top, "params"), settings).map_err(at)?;
     let subst = Substitution { params: &params };
     let ops_node = get(top, "operations")
@@ -86,7 +92,9 @@ pub fn compile(
             None => String::new(),
         },
         replication: replication(get(top, "keyspace"), &subst).map_err(at)?,
+        keyspace: None,
         schema: schema(get(top, "schema"), &subst).map_err(at)?,
+        schema_may_exist: false,
         ops,
         populate,
         params,
@@ -345,6 +353,8 @@ fn operation(
         consistency: level("consistency")?,
         serial_consistency: level("serial_consistency")?,
         values,
+        kind: OpKind::Cql,
+        rows: None,
     })
 }
 
