@@ -249,25 +249,7 @@ pub fn format_result_table(summary: &Summary) -> String {
         }
     }
     out.push('\n');
-    for (name, op) in &summary.ops {
-        if op.not_applied > 0 {
-            out.push_str(&format!(
-                "{name}: {} of the successful operations were not applied (their IF condition did not hold)\n",
-                op.not_applied
-            ));
-        }
-    }
-    for (name, op) in &summary.ops {
-        if op.errors.total() > 0 {
-            out.push_str(&format!(
-                "{name}: {} — failure known after p50 {} ms, p99 {} ms, max {} ms\n",
-                op.errors.describe(),
-                fmt_ms(op.failed_latency_ms.p50),
-                fmt_ms(op.failed_latency_ms.p99),
-                fmt_ms(op.failed_latency_ms.max)
-            ));
-        }
-    }
+    out.push_str(&outcome_lines(summary));
     out.push_str(&format!(
         "client: own send lateness p99 {} ms, max {} ms; {} ops waited for a free in-flight slot (limit {}){}{}\n",
         fmt_ms(summary.client.hiccup_ms.p99),
@@ -287,6 +269,31 @@ pub fn format_result_table(summary: &Summary) -> String {
     ));
     if let Some(validity) = &summary.validity {
         out.push_str(&validity_line(validity));
+    }
+    out
+}
+
+/// A line per operation with conditional writes not applied, and per operation with failures.
+fn outcome_lines(summary: &Summary) -> String {
+    let mut out = String::new();
+    for (name, op) in &summary.ops {
+        if op.not_applied > 0 {
+            out.push_str(&format!(
+                "{name}: {} of the successful operations were not applied (their IF condition did not hold)\n",
+                op.not_applied
+            ));
+        }
+    }
+    for (name, op) in &summary.ops {
+        if op.errors.total() > 0 {
+            out.push_str(&format!(
+                "{name}: {} — failure known after p50 {} ms, p99 {} ms, max {} ms\n",
+                op.errors.describe(),
+                fmt_ms(op.failed_latency_ms.p50),
+                fmt_ms(op.failed_latency_ms.p99),
+                fmt_ms(op.failed_latency_ms.max)
+            ));
+        }
     }
     out
 }

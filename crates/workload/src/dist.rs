@@ -93,88 +93,7 @@ impl Distribution {
             .split(',')
             .map(str::trim)
             .collect();
-        let shape_and_range = match name.as_str() {
-            "fixed" => {
-                expect_args(text, &args, 1, 1)?;
-                let v = number(text, args[0])?;
-                return Ok(Distribution {
-                    inverted,
-                    ..Distribution::fixed(v)
-                });
-            }
-            "uniform" => (Shape::Uniform, range_args(text, &args, 0)?),
-            "gaussian" | "gauss" | "normal" | "norm" => {
-                let ((min, max), extra) = range_args(text, &args, 2)?;
-                let mid = (min as f64 + max as f64) / 2.0;
-                let half = (max as f64 - min as f64) / 2.0;
-                let shape = match extra.as_slice() {
-                    [] => Shape::Gaussian {
-                        mean: mid,
-                        sd: half / 3.0,
-                    },
-                    [sds] => Shape::Gaussian {
-                        mean: mid,
-                        sd: half / positive(text, *sds)?,
-                    },
-                    [mean, sd] => Shape::Gaussian {
-                        mean: *mean,
-                        sd: positive(text, *sd)?,
-                    },
-                    _ => unreachable!("range_args caps the count"),
-                };
-                (shape, ((min, max), Vec::new()))
-            }
-            "exp" => (Shape::Exp, range_args(text, &args, 0)?),
-            "extreme" | "extr" => {
-                let ((min, max), extra) = range_args(text, &args, 1)?;
-                let [shape] = extra.as_slice() else {
-                    return Err(format!("'{text}': extreme takes (min..max, shape)"));
-                };
-                (
-                    Shape::Extreme {
-                        shape: positive(text, *shape)?,
-                    },
-                    ((min, max), Vec::new()),
-                )
-            }
-            "seq" | "sequence" => (Shape::Seq, range_args(text, &args, 0)?),
-            "zipf" => {
-                let ((min, max), extra) = range_args(text, &args, 1)?;
-                let exponent = match extra.as_slice() {
-                    [] => 1.0,
-                    [s] => positive(text, *s)?,
-                    _ => unreachable!("range_args caps the count"),
-                };
-                (Shape::Zipf { exponent }, ((min, max), Vec::new()))
-            }
-            "hotset" => {
-                let ((min, max), extra) = range_args(text, &args, 2)?;
-                let [fraction, share] = extra.as_slice() else {
-                    return Err(format!(
-                        "'{text}': hotset takes (min..max, hot fraction of the keys, share of the draws), e.g. hotset(1..1M,0.1,0.9)"
-                    ));
-                };
-                let unit = |v: f64| {
-                    (0.0..=1.0)
-                        .contains(&v)
-                        .then_some(v)
-                        .ok_or_else(|| format!("'{text}': fractions must be between 0 and 1"))
-                };
-                (
-                    Shape::HotSet {
-                        fraction: unit(*fraction)?,
-                        share: unit(*share)?,
-                    },
-                    ((min, max), Vec::new()),
-                )
-            }
-            other => {
-                return Err(format!(
-                    "'{text}': unknown distribution '{other}' (one of {NAMES})"
-                ))
-            }
-        };
-        let (shape, ((min, max), _)) = shape_and_range;
+        let (shape, (min, max)) = shape(text, &name, &args)?;
         if min > max {
             return Err(format!(
                 "'{text}': the range's minimum is above its maximum"
@@ -251,6 +170,90 @@ impl Distribution {
             }
         }
     }
+}
+
+/// The shape and range `name(args)` stands for (`text`: the whole spelling, for messages).
+fn shape(text: &str, name: &str, args: &[&str]) -> Result<(Shape, (i64, i64)), String> {
+    let shape_and_range = match name {
+        "fixed" => {
+            expect_args(text, args, 1, 1)?;
+            let v = number(text, args[0])?;
+            return Ok((Shape::Fixed, (v, v)));
+        }
+        "uniform" => (Shape::Uniform, range_args(text, args, 0)?),
+        "gaussian" | "gauss" | "normal" | "norm" => {
+            let ((min, max), extra) = range_args(text, args, 2)?;
+            let mid = (min as f64 + max as f64) / 2.0;
+            let half = (max as f64 - min as f64) / 2.0;
+            let shape = match extra.as_slice() {
+                [] => Shape::Gaussian {
+                    mean: mid,
+                    sd: half / 3.0,
+                },
+                [sds] => Shape::Gaussian {
+                    mean: mid,
+                    sd: half / positive(text, *sds)?,
+                },
+                [mean, sd] => Shape::Gaussian {
+                    mean: *mean,
+                    sd: positive(text, *sd)?,
+                },
+                _ => unreachable!("range_args caps the count"),
+            };
+            (shape, ((min, max), Vec::new()))
+        }
+        "exp" => (Shape::Exp, range_args(text, args, 0)?),
+        "extreme" | "extr" => {
+            let ((min, max), extra) = range_args(text, args, 1)?;
+            let [shape] = extra.as_slice() else {
+                return Err(format!("'{text}': extreme takes (min..max, shape)"));
+            };
+            (
+                Shape::Extreme {
+                    shape: positive(text, *shape)?,
+                },
+                ((min, max), Vec::new()),
+            )
+        }
+        "seq" | "sequence" => (Shape::Seq, range_args(text, args, 0)?),
+        "zipf" => {
+            let ((min, max), extra) = range_args(text, args, 1)?;
+            let exponent = match extra.as_slice() {
+                [] => 1.0,
+                [s] => positive(text, *s)?,
+                _ => unreachable!("range_args caps the count"),
+            };
+            (Shape::Zipf { exponent }, ((min, max), Vec::new()))
+        }
+        "hotset" => {
+            let ((min, max), extra) = range_args(text, args, 2)?;
+            let [fraction, share] = extra.as_slice() else {
+                return Err(format!(
+                    "'{text}': hotset takes (min..max, hot fraction of the keys, share of the draws), e.g. hotset(1..1M,0.1,0.9)"
+                ));
+            };
+            let unit = |v: f64| {
+                (0.0..=1.0)
+                    .contains(&v)
+                    .then_some(v)
+                    .ok_or_else(|| format!("'{text}': fractions must be between 0 and 1"))
+            };
+            (
+                Shape::HotSet {
+                    fraction: unit(*fraction)?,
+                    share: unit(*share)?,
+                },
+                ((min, max), Vec::new()),
+            )
+        }
+        other => {
+            return Err(format!(
+                "'{text}': unknown distribution '{other}' (one of {NAMES})"
+            ))
+        }
+    };
+    let (shape, (range, _)) = shape_and_range;
+    Ok((shape, range))
 }
 
 fn expect_args(text: &str, args: &[&str], min: usize, max: usize) -> Result<(), String> {

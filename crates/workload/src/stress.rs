@@ -62,175 +62,194 @@ pub fn compile(
         line: p.line,
         message: p.message,
     };
-    let top = entries(doc, "the profile", TOP).map_err(at)?;
-    let required = |key: &str| {
-        get(top, key).ok_or_else(|| {
-            at(problem(
-                doc.line,
-                format!("the profile has no '{key}' (required)"),
-            ))
-        })
-    };
-    let keyspace = text(required("keyspace")?, "keyspace")
-        .map_err(at)?
-        .to_string();
-    let table = text(required("table")?, "table").map_err(at)?.to_string();
-    let queries_node = required("queries")?;
-    let definition = |key: &str| -> Result<Option<Located<String>>, WorkloadError> {
-        get(top, key)
-            .filter(|n| !n.is_null())
-            .map(|n| {
-                Ok(Located {
-                    line: n.line,
-                    value: text(n, key)
-                        .map_err(at)?
-                        .trim()
-                        .trim_end_matches(';')
-                        .to_string(),
-                })
-            })
-            .transpose()
-            .map(|d| d.filter(|d| !d.value.is_empty()))
-    };
-    let keyspace_definition = definition("keyspace_definition")?;
-    let mut schema: Vec<Located<String>> = definition("table_definition")?.into_iter().collect();
-    if let Some(extra) = get(top, "extra_definitions").filter(|n| !n.is_null()) {
-        let Value::Seq(items) = &extra.value else {
-            return Err(at(problem(
-                extra.line,
-                "extra_definitions must be a list of CQL statements",
-            )));
-        };
-        for item in items {
-            schema.push(Located {
-                line: item.line,
-                value: text(item, "an extra definition")
-                    .map_err(at)?
-                    .trim()
-                    .trim_end_matches(';')
-                    .to_string(),
-            });
-        }
-    }
-    let columns = match get(top, "columnspec").filter(|n| !n.is_null()) {
-        Some(node) => columnspec(node).map_err(at)?,
-        None => Vec::new(),
-    };
-    let insert = match get(top, "insert").filter(|n| !n.is_null()) {
-        Some(node) => insert_options(node).map_err(at)?,
-        None => InsertOptions::default(),
-    };
-    let queries = queries(queries_node).map_err(at)?;
-    let ranges = match get(top, "token_range_queries").filter(|n| !n.is_null()) {
-        Some(node) => token_range_queries(node).map_err(at)?,
-        None => Vec::new(),
-    };
-    if let Some((q, _)) = queries
-        .iter()
-        .find(|(q, _)| ranges.iter().any(|(r, _)| r.name == q.name))
-    {
-        return Err(at(problem(
-            q.line,
-            format!("'{}' is both a query and a token range query", q.name),
-        )));
-    }
+    let profile = Profile::read(doc).map_err(at)?;
     let default_mix = [("insert".to_string(), 1.0)];
     let mix = mix.unwrap_or(&default_mix);
     let insert_only = mix.len() == 1 && mix[0].0 == "insert";
-    // cassandra-stress: an insert-only run walks the partitions in order, anything else draws them
-    // from a normal distribution over the same range.
-    let partitions = if insert_only {
-        Distribution::parse(&format!("seq(1..{DEFAULT_PARTITIONS})"))
-    } else {
-        Distribution::parse(&format!("gaussian(1..{DEFAULT_PARTITIONS})"))
-    }
-    .expect("a valid built-in distribution");
-    let model = |fields: Fields| RowModel {
-        table: table.clone(),
-        partitions,
-        columns: columns.clone(),
-        fields,
-    };
-    let mut ops = Vec::new();
-    for (op, weight) in mix {
-        let known = || {
-            let mut names = vec!["insert".to_string()];
-            names.extend(queries.iter().map(|(q, _)| q.name.clone()));
-            names.extend(ranges.iter().map(|(r, _)| r.name.clone()));
-            names
-        };
-        let operation = if op.eq_ignore_ascii_case("insert") {
-            Operation {
-                name: "insert".into(),
-                cql: Located {
-                    line: insert.line.unwrap_or(doc.line),
-                    value: String::new(),
-                },
-                weight: *weight,
-                consistency: None,
-                serial_consistency: None,
-                values: Vec::new(),
-                kind: OpKind::StressInsert {
-                    condition: insert.condition.clone(),
-                },
-                rows: Some(model(Fields::SameRow)),
-            }
-        } else if let Some((query, fields)) = queries.iter().find(|(q, _)| q.name == *op) {
-            Operation {
-                name: query.name.clone(),
-                cql: query.cql.clone(),
-                weight: *weight,
-                consistency: None,
-                serial_consistency: None,
-                values: Vec::new(),
-                kind: OpKind::Cql,
-                rows: Some(model(*fields)),
-            }
-        } else if let Some((range, page_size)) = ranges.iter().find(|(r, _)| r.name == *op) {
-            Operation {
-                name: range.name.clone(),
-                cql: Located {
-                    line: range.line,
-                    value: String::new(),
-                },
-                weight: *weight,
-                consistency: None,
-                serial_consistency: None,
-                values: Vec::new(),
-                kind: OpKind::StressTokenRange {
-                    columns: range.cql.value.clone(),
-                    page_size: *page_size,
-                },
-                rows: Some(model(Fields::SameRow)),
-            }
-        } else {
-            let names = known();
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let hint = keys::nearest(op, &refs)
-                .map(|n| format!(" (did you mean '{n}'?)"))
-                .unwrap_or_default();
-            return Err(at(problem(
-                queries_node.line,
-                format!("the mix names '{op}', which is not insert or a query of the profile{hint} (it has: {})", names.join(", ")),
-            )));
-        };
-        ops.push(operation);
-    }
+    let ops = mix
+        .iter()
+        .map(|(op, weight)| profile.operation(op, *weight, insert_only))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(at)?;
     Ok(Workload {
         name: name.to_string(),
         file: file.to_string(),
-        description: format!("cassandra-stress profile {keyspace}.{table}"),
+        description: format!(
+            "cassandra-stress profile {}.{}",
+            profile.keyspace, profile.table
+        ),
         replication: None,
         keyspace: Some(KeyspaceSpec {
-            name: keyspace,
-            definition: keyspace_definition,
+            name: profile.keyspace,
+            definition: profile.keyspace_definition,
         }),
-        schema,
+        schema: profile.schema,
         schema_may_exist: true,
         ops,
         populate: None,
         params: Vec::new(),
     })
+}
+
+/// A profile as read, before a mix chooses its operations.
+struct Profile {
+    line: usize,
+    keyspace: String,
+    table: String,
+    keyspace_definition: Option<Located<String>>,
+    /// table_definition, then extra_definitions.
+    schema: Vec<Located<String>>,
+    columns: Vec<ColumnGen>,
+    insert: InsertOptions,
+    queries_line: usize,
+    queries: Vec<(Named, Fields)>,
+    ranges: Vec<(Named, u32)>,
+}
+
+/// A CQL statement of the profile, without its trailing semicolon.
+fn statement(node: &Node, what: &str) -> Result<Located<String>, Problem> {
+    Ok(Located {
+        line: node.line,
+        value: text(node, what)?.trim().trim_end_matches(';').to_string(),
+    })
+}
+
+impl Profile {
+    fn read(doc: &Node) -> Result<Profile, Problem> {
+        let top = entries(doc, "the profile", TOP)?;
+        let required = |key: &str| {
+            get(top, key)
+                .ok_or_else(|| problem(doc.line, format!("the profile has no '{key}' (required)")))
+        };
+        // cassandra-stress treats an empty value as an absent one.
+        let optional = |key: &str| get(top, key).filter(|n| !n.is_null());
+        let definition = |key: &str| -> Result<Option<Located<String>>, Problem> {
+            let found = optional(key).map(|n| statement(n, key)).transpose()?;
+            Ok(found.filter(|d| !d.value.is_empty()))
+        };
+        let mut schema: Vec<Located<String>> =
+            definition("table_definition")?.into_iter().collect();
+        if let Some(extra) = optional("extra_definitions") {
+            let Value::Seq(items) = &extra.value else {
+                return Err(problem(
+                    extra.line,
+                    "extra_definitions must be a list of CQL statements",
+                ));
+            };
+            for item in items {
+                schema.push(statement(item, "an extra definition")?);
+            }
+        }
+        let queries_node = required("queries")?;
+        let profile = Profile {
+            line: doc.line,
+            keyspace: text(required("keyspace")?, "keyspace")?.to_string(),
+            table: text(required("table")?, "table")?.to_string(),
+            keyspace_definition: definition("keyspace_definition")?,
+            schema,
+            columns: optional("columnspec")
+                .map(columnspec)
+                .transpose()?
+                .unwrap_or_default(),
+            insert: optional("insert")
+                .map(insert_options)
+                .transpose()?
+                .unwrap_or_default(),
+            queries_line: queries_node.line,
+            queries: queries(queries_node)?,
+            ranges: optional("token_range_queries")
+                .map(token_range_queries)
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        let both = profile
+            .queries
+            .iter()
+            .find(|(q, _)| profile.ranges.iter().any(|(r, _)| r.name == q.name));
+        if let Some((q, _)) = both {
+            return Err(problem(
+                q.line,
+                format!("'{}' is both a query and a token range query", q.name),
+            ));
+        }
+        Ok(profile)
+    }
+
+    /// The rows the operations bind from. cassandra-stress: an insert-only run walks the partitions
+    /// in order, anything else draws them from a normal distribution over the same range.
+    fn model(&self, fields: Fields, insert_only: bool) -> RowModel {
+        let partitions = if insert_only {
+            Distribution::parse(&format!("seq(1..{DEFAULT_PARTITIONS})"))
+        } else {
+            Distribution::parse(&format!("gaussian(1..{DEFAULT_PARTITIONS})"))
+        }
+        .expect("a valid built-in distribution");
+        RowModel {
+            table: self.table.clone(),
+            partitions,
+            columns: self.columns.clone(),
+            fields,
+        }
+    }
+
+    /// The operation the mix names `op`.
+    fn operation(&self, op: &str, weight: f64, insert_only: bool) -> Result<Operation, Problem> {
+        let (name, cql, kind, fields) = if op.eq_ignore_ascii_case("insert") {
+            let condition = self.insert.condition.clone();
+            let line = self.insert.line.unwrap_or(self.line);
+            (
+                "insert".to_string(),
+                empty(line),
+                OpKind::StressInsert { condition },
+                Fields::SameRow,
+            )
+        } else if let Some((query, fields)) = self.queries.iter().find(|(q, _)| q.name == op) {
+            (query.name.clone(), query.cql.clone(), OpKind::Cql, *fields)
+        } else if let Some((range, page_size)) = self.ranges.iter().find(|(r, _)| r.name == op) {
+            let kind = OpKind::StressTokenRange {
+                columns: range.cql.value.clone(),
+                page_size: *page_size,
+            };
+            (range.name.clone(), empty(range.line), kind, Fields::SameRow)
+        } else {
+            return Err(self.unknown_operation(op));
+        };
+        Ok(Operation {
+            name,
+            cql,
+            weight,
+            consistency: None,
+            serial_consistency: None,
+            values: Vec::new(),
+            kind,
+            rows: Some(self.model(fields, insert_only)),
+        })
+    }
+
+    fn unknown_operation(&self, op: &str) -> Problem {
+        let mut names = vec!["insert".to_string()];
+        names.extend(self.queries.iter().map(|(q, _)| q.name.clone()));
+        names.extend(self.ranges.iter().map(|(r, _)| r.name.clone()));
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let hint = keys::nearest(op, &refs)
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        problem(
+            self.queries_line,
+            format!(
+                "the mix names '{op}', which is not insert or a query of the profile{hint} (it has: {})",
+                names.join(", ")
+            ),
+        )
+    }
+}
+
+/// No CQL yet: it is made from the live table.
+fn empty(line: usize) -> Located<String> {
+    Located {
+        line,
+        value: String::new(),
+    }
 }
 
 /// A distribution value of the profile (always a string in cassandra-stress).

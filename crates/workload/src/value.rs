@@ -201,8 +201,22 @@ pub fn write(ty: &CqlType, spec: &ValueSpec, n: i64, ctx: &Context, out: &mut Ve
             vint(0, out);
             vint(n.saturating_mul(1_000_000_000), out);
         }
+        _ => write_composite(ty, spec, n, size(n), ctx, out),
+    }
+}
+
+/// [`write`] for collections, tuples, UDTs and vectors (`size`: the drawn element count).
+fn write_composite(
+    ty: &CqlType,
+    spec: &ValueSpec,
+    n: i64,
+    size: Option<usize>,
+    ctx: &Context,
+    out: &mut Vec<u8>,
+) {
+    let count = size.map_or(DEFAULT_ELEMENTS, |c| c as i64);
+    match ty {
         CqlType::List(element) | CqlType::Set(element) => {
-            let count = size(n).map_or(DEFAULT_ELEMENTS, |c| c as i64);
             out.extend_from_slice(&(count as i32).to_be_bytes());
             for i in 0..count {
                 let e = element_number(n, i);
@@ -210,7 +224,6 @@ pub fn write(ty: &CqlType, spec: &ValueSpec, n: i64, ctx: &Context, out: &mut Ve
             }
         }
         CqlType::Map(key, value) => {
-            let count = size(n).map_or(DEFAULT_ELEMENTS, |c| c as i64);
             out.extend_from_slice(&(count as i32).to_be_bytes());
             for i in 0..count {
                 // Keys differ by construction, so the map has `count` entries.
@@ -246,6 +259,8 @@ pub fn write(ty: &CqlType, spec: &ValueSpec, n: i64, ctx: &Context, out: &mut Ve
                 }
             }
         }
+        // Scalars are written by `write`.
+        _ => {}
     }
 }
 
