@@ -124,6 +124,13 @@ def alternated_cost(name, with_args, without_args, seconds, pairs, during_with=N
             if helper:
                 helper.join()
         runs["without"].append(run_cqlbench(f"{name}-without-{i}", 3000, seconds, extra=without_args))
+    us = print_cost(name, runs)
+    print(f"{name} with / without: {us['with'] / us['without']:.3f}x")
+    return runs
+
+
+def print_cost(name, runs):
+    """Prints each label's client CPU per operation over its runs (and each run's); returns them by label."""
     print()
     us = {}
     for label, results in runs.items():
@@ -131,9 +138,9 @@ def alternated_cost(name, with_args, without_args, seconds, pairs, during_with=N
         ops = sum(r["ops"] for r in results)
         us[label] = cpu * 1e6 / max(ops, 1)
         each = ", ".join("%.2f" % (r["cpu"] * 1e6 / max(r["ops"], 1)) for r in results)
-        print(f"{name} {label:<8} {us[label]:.2f} us/op over {ops} ops (runs: {each})")
-    print(f"{name} with / without: {us['with'] / us['without']:.3f}x")
-    return runs
+        rss = max(r["rss"] for r in results)
+        print(f"{name} {label:<9} {us[label]:.2f} us/op over {ops} ops, peak RSS {rss:.0f} MB (runs: {each})")
+    return us
 
 
 def slow_ops_cost(seconds):
@@ -161,6 +168,29 @@ def prometheus_cost(seconds):
                     during_with=scrape)
     if scrapes:
         print(f"{len(scrapes)} scrapes of /metrics, {sum(scrapes) / len(scrapes) / 1024:.0f} KiB each")
+
+
+def file_cost(seconds, pairs=3):
+    """Issue 21's bound: a workload read from a file against the same workload built in (KeyValue, one-row
+    writes and point reads, 50/50), at 3000 ops/s on one thread each, alternated (A B A B ...)."""
+    file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keyvalue.yaml")
+
+    def run(label, workload, extra):
+        out = os.path.join(RESULTS, label)
+        cmd = [CQLBENCH, "run", workload, "--host", HOST, "--keyspace", "bench", "-c", "128",
+               "--connections-per-host", "1", "-d", f"{seconds}s", "-t", "1", "--rate", "3000", "-o", out, *extra]
+        cpu, rss, _ = timed(cmd, label)
+        s = json.load(open(os.path.join(out, "summary.json")))
+        return dict(cpu=cpu, rss=rss, ops=sum(op["count"] for op in s["ops"].values()))
+
+    runs = {"built-in": [], "file": []}
+    run("warm-built-in", "KeyValue", ("-r", "0.5"))
+    run("warm-file", file, ())
+    for i in range(pairs):
+        runs["built-in"].append(run(f"built-in-{i}", "KeyValue", ("-r", "0.5")))
+        runs["file"].append(run(f"file-{i}", file, ()))
+    us = print_cost("KeyValue", runs)
+    print(f"file / built-in: {us['file'] / us['built-in']:.3f}x (issue 21 asks for at most 1.15x)")
 
 
 def count_lines(path):
@@ -296,10 +326,12 @@ def main():
     ap.add_argument("--rates", action="store_true",
                     help="only issue 24's table: CPU, wake-ups and system calls per op at 1000, 3000 and 10000 "
                          "ops/s, one thread and the default, cqlbench beside latte")
+    ap.add_argument("--file-cost", action="store_true",
+                    help="only measure a workload file's cost: bench/load/keyvalue.yaml beside run KeyValue -r 0.5")
     args = ap.parse_args()
     fixed_s, unthrottled_s, stall_s, stall_at = (20, 10, 30, 10) if args.quick else (60, 30, 40, 15)
 
-    ensure_tools(latte=not (args.slow_ops_cost or args.prometheus_cost))
+    ensure_tools(latte=not (args.slow_ops_cost or args.prometheus_cost or args.file_cost))
     if args.rates and not os.path.exists("/usr/bin/strace"):
         sys.exit("--rates counts system calls with strace: apt-get install strace")
     up = subprocess.run([CQLBENCH, "cluster", "up", "--name", CLUSTER, "--base-ip", HOST])
@@ -312,6 +344,12 @@ def main():
             run_cqlbench("warm-cqlbench", 3000, 10)
             run_latte("warm-latte", 3000, 10)
             rates_table(fixed_s)
+        finally:
+            sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
+        return
+    if args.file_cost:
+        try:
+            file_cost(fixed_s)
         finally:
             sh([CQLBENCH, "cluster", "down", "--name", CLUSTER])
         return

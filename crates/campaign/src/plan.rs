@@ -666,9 +666,7 @@ fn check_load(
 ) -> Result<LoadPlan, CampaignError> {
     let load_span = load.span();
     let raw = load.into_inner();
-    let workload = raw.workload.get_ref().clone();
-    cqlbench_load::find_workload(&workload)
-        .map_err(|e| at.error(raw.workload.span(), "workload", e.to_string()))?;
+    let workload = workload_of(at, &raw.workload)?;
     let duration = parse_positive_duration(at, &raw.duration, "duration")?;
     let warmup = match &raw.warmup {
         Some(w) => cqlbench_units::parse_duration(w.get_ref())
@@ -683,7 +681,14 @@ fn check_load(
             .map_or(load_span.clone(), Spanned::span);
         return Err(at.error(span, "repeats", "repeats must be at least 1"));
     }
-    let (args, populate) = check_args(at, &workload, raw.args.as_ref())?;
+    let (args, mut populate) = check_args(at, &workload, raw.args.as_ref())?;
+    if cqlbench_workload::is_file_argument(&workload) && raw.args.is_none() {
+        // A workload file is compiled now, so that a plan with a bad one never starts.
+        let options = run_args(&workload, &[])
+            .and_then(|a| a.to_options(vec!["127.0.0.1".to_string()]))
+            .map_err(|e| at.error(raw.workload.span(), "workload", e.to_string()))?;
+        populate = options.populate;
+    }
     let mode = match (raw.rates, sweep, slo) {
         (Some(rates), None, None) => RateMode::Fixed(check_rates(at, &rates)?),
         (None, Some(sweep), None) => check_sweep(at, sweep, duration)?,
@@ -769,6 +774,30 @@ fn parse_positive_duration(
         ));
     }
     Ok(parsed)
+}
+
+/// The plan's workload: a built-in one's name, or a workload file's path, relative to the plan's
+/// directory when it is not absolute.
+fn workload_of(at: &Locator, workload: &Spanned<String>) -> Result<String, CampaignError> {
+    let name = workload.get_ref();
+    if !cqlbench_workload::is_file_argument(name) {
+        cqlbench_load::find_workload(name)
+            .map_err(|e| at.error(workload.span(), "workload", e.to_string()))?;
+        return Ok(name.clone());
+    }
+    let path = Path::new(name);
+    let resolved = match Path::new(at.path).parent() {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path.to_path_buf(),
+    };
+    if !resolved.is_file() {
+        return Err(at.error(
+            workload.span(),
+            "workload",
+            format!("workload file {} does not exist", resolved.display()),
+        ));
+    }
+    Ok(resolved.display().to_string())
 }
 
 /// Splits `args` like a shell and parses it with `cqlbench run`'s own parser.
@@ -911,6 +940,41 @@ duration = "30m"
 
     fn error_of(text: &str) -> String {
         parse_plan("p.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_workload_file_is_found_beside_the_plan_and_compiled_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let workload = "values:\n  k: uniform(1..10)\npopulate:\n  operation: put\n  rows: 300\n\
+                        operations:\n  put:\n    cql: INSERT INTO t (k) VALUES (?)\n";
+        std::fs::write(dir.path().join("mine.yaml"), workload).unwrap();
+        let plan_path = dir.path().join("p.toml");
+        let text = GOOD.replace("BasicTimeSeries", "mine.yaml").replace(
+            "args = \"-c 50 --pg sequence -t 8 -r 0.2 --populate 200000\"\n",
+            "",
+        );
+        let plan = parse_plan(plan_path.to_str().unwrap(), &text).unwrap();
+        assert_eq!(
+            plan.load.workload,
+            dir.path().join("mine.yaml").display().to_string()
+        );
+        assert_eq!(plan.load.populate, 300, "the file's populate rows");
+        let missing = parse_plan(
+            plan_path.to_str().unwrap(),
+            &text.replace("mine.yaml", "nope.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("nope.yaml does not exist"), "{missing}");
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            workload.replace("rows: 300", "rowz: 300"),
+        )
+        .unwrap();
+        let bad = parse_plan(plan_path.to_str().unwrap(), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("mine.yaml:5: unknown key 'rowz'"), "{bad}");
     }
 
     #[test]

@@ -228,6 +228,29 @@ pub struct CampaignOptions {
     pub retry_doubtful: bool,
 }
 
+/// A plan's workload file, copied beside the plan's copy so that the campaign directory holds all
+/// it ran (a copy that differs from the file is refused, as a different plan is).
+fn keep_workload_file(plan: &Plan, dir: &Path) -> Result<(), CampaignError> {
+    let workload = Path::new(&plan.load.workload);
+    let (true, Some(name)) = (
+        cqlbench_workload::is_file_argument(&plan.load.workload),
+        workload.file_name(),
+    ) else {
+        return Ok(());
+    };
+    let text = std::fs::read(workload).context(|| format!("reading {}", workload.display()))?;
+    let copy = dir.join(name);
+    match std::fs::read(&copy) {
+        Ok(existing) if existing != text => Err(CampaignError::Directory(format!(
+            "{} holds the results of another workload file ({} differs): choose another -o DIR",
+            dir.display(),
+            copy.display()
+        ))),
+        Ok(_) => Ok(()),
+        Err(_) => std::fs::write(&copy, &text).context(|| format!("writing {}", copy.display())),
+    }
+}
+
 fn prepare_directory(
     plan: &Plan,
     dir: &Path,
@@ -250,6 +273,7 @@ fn prepare_directory(
         Err(_) => std::fs::write(&plan_copy, &plan.source)
             .context(|| format!("writing {}", plan_copy.display()))?,
     }
+    keep_workload_file(plan, dir)?;
     if !dir.join(cqlbench_results::ENVIRONMENT_FILE).exists() {
         let mut record = crate::environment::record(plan, dir, home);
         if probe {
