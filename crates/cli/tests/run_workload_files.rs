@@ -393,6 +393,10 @@ fn a_cassandra_stress_profile_runs_unchanged(host: &str, dir: &Path) {
         assert!(table.contains(&format!("\n{op} ")), "{table}");
     }
     assert_eq!(summary["settings"]["keyspace"], "stressks");
+    assert_eq!(
+        summary["settings"]["replication"], "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "the profile's own keyspace_definition made the keyspace"
+    );
 
     let typo = write(dir, "typo.yaml", &PROFILE.replace("specname:", "spacenam:"));
     let line = one_line_error(

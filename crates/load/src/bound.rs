@@ -29,6 +29,20 @@ pub struct BoundOp {
     /// The bind marker that is the whole partition key (routing); `None` for a composite key or a
     /// statement without one (sent to any node).
     routing: Option<usize>,
+    /// A marker takes the time of the request (`now`): only then is the clock read.
+    needs_time: bool,
+}
+
+impl BoundOp {
+    fn new(binds: Vec<Bind>, rows: Option<RowBinding>, routing: Option<usize>) -> Self {
+        let needs_time = binds.iter().any(|b| b.spec.now);
+        BoundOp {
+            binds,
+            rows,
+            routing,
+            needs_time,
+        }
+    }
 }
 
 /// A bind marker as the server described it.
@@ -122,9 +136,13 @@ impl Bound {
             Some((_, bound)) if index < populate => bound,
             _ => &self.ops[op.index()],
         };
-        let now_nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let now_nanos = if bound.needs_time {
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        } else {
+            0
+        };
         let ctx = Context {
             text,
             now_nanos,
@@ -160,11 +178,7 @@ fn bind_op<'v>(
     let routing = prepared.routing;
     let (Some(model), Some(shape)) = (&op.rows, &prepared.shape) else {
         let binds = bind_markers(workload, op, &prepared.markers, value)?;
-        return Ok(BoundOp {
-            binds,
-            rows: None,
-            routing,
-        });
+        return Ok(BoundOp::new(binds, None, routing));
     };
     let typed: Vec<(String, CqlType)> = prepared
         .markers
@@ -182,11 +196,7 @@ fn bind_op<'v>(
             ty: marker.ty.clone(),
         })
         .collect();
-    Ok(BoundOp {
-        binds,
-        rows: Some(rows),
-        routing,
-    })
+    Ok(BoundOp::new(binds, Some(rows), routing))
 }
 
 /// An operation's markers bound to the generators `value` finds for their names.

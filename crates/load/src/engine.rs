@@ -503,7 +503,7 @@ async fn run_async(
             RunPhase::Warmup
         },
     );
-    let mut reporter = Reporter::new(options, plan, files, base, ctx.ops.len());
+    let mut reporter = Reporter::new(options, plan, files, base);
     // The machine's conditions, read beside the load for summary.json's validity.
     reporter.sampler = Some(cqlbench_machine::Sampler::start(
         &ctx.wire.topology.nodes,
@@ -684,20 +684,14 @@ struct Reporter<'a> {
 }
 
 impl<'a> Reporter<'a> {
-    fn new(
-        options: &'a RunOptions,
-        plan: Phase,
-        files: ResultFiles,
-        base: SummaryBase,
-        ops: usize,
-    ) -> Self {
+    fn new(options: &'a RunOptions, plan: Phase, files: ResultFiles, base: SummaryBase) -> Self {
         Reporter {
             options,
             last_tick: plan.start,
             measured_since: plan.measure_start,
             plan,
             files,
-            totals: Totals::new(ops),
+            totals: Totals::new(base.ops.len()),
             base,
             held_measured: None,
             sampler: None,

@@ -8,6 +8,7 @@ use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
@@ -225,30 +226,35 @@ pub async fn create_schema(session: &Session, options: &RunOptions) -> Result<St
     if options.drop_keyspace {
         ddl(session, format!("DROP KEYSPACE IF EXISTS {ks}")).await?;
     }
-    let replication = match &options.workload {
+    // A profile's own CREATE KEYSPACE, unless the run names its replication.
+    let own_definition = match &options.workload {
         Workload::File(file) if options.replication.is_none() => file
-            .replication
-            .clone()
-            .unwrap_or_else(|| replication_map(session, options)),
-        _ => replication_map(session, options),
+            .keyspace
+            .as_ref()
+            .and_then(|k| Some((file, k.definition.as_ref()?))),
+        _ => None,
     };
-    let definition = match &options.workload {
-        Workload::File(file) => file.keyspace.as_ref().and_then(|k| k.definition.as_ref()),
-        Workload::BuiltIn(_) => None,
-    };
-    match (definition, &options.workload) {
-        // A profile's own CREATE KEYSPACE, unless the run names its replication.
-        (Some(definition), Workload::File(file)) if options.replication.is_none() => {
-            run_file_ddl(session, file, definition).await?
+    let replication = match own_definition {
+        Some((file, definition)) => {
+            run_file_ddl(session, file, definition).await?;
+            cqlbench_workload::replication_in(&definition.value)
         }
-        _ => {
+        None => {
+            let replication = match &options.workload {
+                Workload::File(file) if options.replication.is_none() => file
+                    .replication
+                    .clone()
+                    .unwrap_or_else(|| replication_map(session, options)),
+                _ => replication_map(session, options),
+            };
             ddl(
                 session,
                 format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
             )
-            .await?
+            .await?;
+            replication
         }
-    }
+    };
     match &options.workload {
         Workload::BuiltIn(built_in) => built_in_table(session, options, built_in).await?,
         Workload::File(file) => file_schema(session, ks, file).await?,
@@ -365,17 +371,24 @@ async fn run_file_ddl(
     let Err(e) = session.query_unpaged(statement.value.as_str(), &[]).await else {
         return Ok(());
     };
-    let message = server_message(&e);
-    let lower = message.to_ascii_lowercase();
-    // Cassandra says "Cannot add already existing table" or "Cannot add existing keyspace".
-    let exists = lower.contains("already exist") || lower.contains("existing");
+    // The server's error code says so, whatever its words ("Cannot add existing keyspace").
+    let exists = matches!(
+        &e,
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(
+            DbError::AlreadyExists { .. },
+            _
+        ))
+    );
     if exists && file.schema_may_exist {
         return Ok(());
     }
     Err(file
         .at(
             statement.line,
-            format!("the server refused the schema statement: {message}"),
+            format!(
+                "the server refused the schema statement: {}",
+                server_message(&e)
+            ),
         )
         .into())
 }
@@ -412,7 +425,6 @@ async fn prepare_file(
 ) -> Result<Bound, LoadError> {
     let _ = session.refresh_metadata().await;
     let mut prepared = Vec::new();
-    let mut shapes = Vec::new();
     for op in &file.ops {
         let shape = match &op.rows {
             Some(model) => Some(table_shape(session, keyspace, &model.table).ok_or_else(|| {
@@ -435,7 +447,6 @@ async fn prepare_file(
             }
             _ => op.cql.value.clone(),
         };
-        shapes.push((cql.clone(), shape));
         let statement = session.prepare(cql.as_str()).await.map_err(|e| {
             file.at(
                 op.cql.line,
@@ -446,11 +457,7 @@ async fn prepare_file(
                 ),
             )
         })?;
-        prepared.push(statement);
-    }
-    let mut bound = Vec::new();
-    for ((op, statement), (cql, shape)) in file.ops.iter().zip(&prepared).zip(shapes) {
-        let mut typed = Vec::new();
+        let mut markers = Vec::new();
         for spec in statement.get_variable_col_specs().iter() {
             let ty = cql_type(spec.typ()).map_err(|what| {
                 file.at(
@@ -462,21 +469,21 @@ async fn prepare_file(
                     ),
                 )
             })?;
-            typed.push(Marker {
+            markers.push(Marker {
                 name: spec.name().to_string(),
                 ty,
             });
         }
         let pk = statement.get_variable_pk_indexes();
         let routing = (pk.len() == 1).then(|| usize::from(pk[0].index));
-        bound.push(Prepared {
+        prepared.push(Prepared {
             cql,
-            markers: typed,
+            markers,
             routing,
             shape,
         });
     }
-    Ok(Bound::new(file, bound)?)
+    Ok(Bound::new(file, prepared)?)
 }
 
 /// A table as the driver read it from the cluster's schema.
@@ -529,12 +536,15 @@ fn consistency_code(c: Consistency) -> u16 {
     }
 }
 
-/// Each operation's (consistency, serial consistency) codes: a workload file's own where it gives
-/// them, else the run's `--cl` and `--serial-cl`.
-fn op_levels(options: &RunOptions) -> Result<Vec<(u16, u16)>, LoadError> {
+/// Each of the `ops` operations' (consistency, serial consistency) codes: a workload file's own
+/// where it gives them, else the run's `--cl` and `--serial-cl`.
+fn op_levels(options: &RunOptions, ops: usize) -> Result<Vec<(u16, u16)>, LoadError> {
     let run = (options.consistency, options.serial_consistency);
     let Workload::File(file) = &options.workload else {
-        return Ok(vec![(consistency_code(run.0), consistency_code(run.1)); 2]);
+        return Ok(vec![
+            (consistency_code(run.0), consistency_code(run.1));
+            ops
+        ]);
     };
     file.ops
         .iter()
@@ -567,7 +577,7 @@ pub fn wire_config(
         .iter()
         .map(|cql| cqlbench_workload::is_conditional(cql))
         .collect();
-    let levels = op_levels(options)?;
+    let levels = op_levels(options, statements.len())?;
     Ok(WireConfig {
         topology,
         connect: ConnectOptions {

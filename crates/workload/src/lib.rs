@@ -16,8 +16,8 @@ pub mod yaml;
 
 pub use dist::{mix, unit_float, Distribution};
 pub use model::{
-    is_conditional, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, Populate,
-    RowModel, Workload,
+    is_conditional, replication_in, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation,
+    Populate, RowModel, Workload,
 };
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 

@@ -42,6 +42,20 @@ pub struct KeyspaceSpec {
     pub definition: Option<Located<String>>,
 }
 
+/// The replication a CREATE KEYSPACE makes its keyspace with: its `{…}` map (the whole statement
+/// when no map follows `replication` in it).
+pub fn replication_in(definition: &str) -> String {
+    let map = definition
+        .to_ascii_lowercase()
+        .find("replication")
+        .and_then(|at| {
+            let open = at + definition[at..].find('{')?;
+            let close = open + definition[open..].find('}')?;
+            Some(definition[open..=close].to_string())
+        });
+    map.unwrap_or_else(|| definition.to_string())
+}
+
 /// What an operation sends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpKind {
@@ -206,7 +220,18 @@ fn table_after(cql: &str, words: &[&str]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_conditional, table_after};
+    use super::{is_conditional, replication_in, table_after};
+
+    #[test]
+    fn a_keyspace_definition_gives_its_replication_map() {
+        assert_eq!(
+            replication_in(
+                "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1} AND durable_writes = true"
+            ),
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+        );
+        assert_eq!(replication_in("CREATE KEYSPACE ks"), "CREATE KEYSPACE ks");
+    }
 
     #[test]
     fn conditional_writes_are_told_by_their_if_clause() {
