@@ -40,6 +40,11 @@ fn run_checked(args: &RunArgs, progress: &mut dyn FnMut(&str)) -> Result<RunResu
     } else {
         explicit_hosts.clone()
     })?;
+    if let cqlbench_load::Workload::File(file) = &checked.workload {
+        for note in &file.notes {
+            progress(note);
+        }
+    }
     // Listening before anything starts: a port in use is refused with nothing left behind.
     let exporter = crate::live::start_exporter(checked.prometheus, progress)?;
     let live = exporter.as_ref().map(|e| e.metrics().clone());

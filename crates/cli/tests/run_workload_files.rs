@@ -116,6 +116,66 @@ token_range_queries:
     page_size: 10
 "#;
 
+/// A nosqlbench workload written from nosqlbench's documentation: templates in all three
+/// spellings, a scenario with schema, truncate, rampup and main steps, block params, an inline
+/// binding, and binding functions whose values can be checked row by row.
+const NOSQLBENCH: &str = r#"
+description: readings by device, written by rampup, read and written by main
+scenarios:
+  default:
+    schema: run driver=cql tags==block:schema threads==1 cycles==UNDEF
+    truncate: run driver=cql tags==block:truncate threads==1 cycles==UNDEF
+    rampup: run driver=cql tags==block:rampup cycles===TEMPLATE(rampup-cycles,100) threads=auto
+    main: run driver=cql tags==block:"main.*" cycles===TEMPLATE(main-cycles,100) threads=auto
+  other:
+    main: run driver=cql tags==block:nowhere cycles=10
+bindings:
+  device: Div(<<devsize:10>>); ToString() -> String
+  seq: Mod(${devsize:10}) -> int
+  reading: Hash(); Uniform(0,1000)->int
+  note: HashedFileExtractToString('data/no_such_file.txt',20,40)
+  uid: ToHashedUUID() -> java.util.UUID
+  at: StartingEpochMillis('2024-01-01 00:00:00'); ToJavaInstant()
+  level: Normal(50.0,5.0) -> double
+  pick_device: Uniform(0,TEMPLATE(devices,100))->int; ToString() -> String
+  limit: Uniform(1,5)->int
+blocks:
+  schema:
+    params:
+      prepared: false
+    ops:
+      create_keyspace: |
+        create keyspace if not exists TEMPLATE(keyspace,nbks)
+        WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 'TEMPLATE(rf,1)'};
+      create_table: |
+        create table if not exists TEMPLATE(keyspace,nbks).readings (
+          device text, seq int, reading int, note text, uid uuid, at timestamp, level double,
+          PRIMARY KEY (device, seq));
+  truncate:
+    ops:
+      truncate_table: truncate TEMPLATE(keyspace,nbks).readings
+  rampup:
+    params:
+      cl: TEMPLATE(write_cl,LOCAL_QUORUM)
+    ops:
+      rampup_insert: |
+        insert into TEMPLATE(keyspace,nbks).readings (device, seq, reading, note, uid, at, level)
+        values ({device}, {seq}, {reading}, {note}, {uid}, {at}, {level});
+  main_read:
+    params:
+      ratio: TEMPLATE(read_ratio,1)
+      cl: TEMPLATE(read_cl,LOCAL_QUORUM)
+    ops:
+      main_select: select * from TEMPLATE(keyspace,nbks).readings where device={pick_device} limit {limit}
+  main_write:
+    params:
+      ratio: TEMPLATE(write_ratio,3)
+    ops:
+      - main_insert: "insert into TEMPLATE(keyspace,nbks).readings (device, seq, reading) values ({pick_device}, {{Mod(7)}}, {reading})"
+        idempotent: true
+        instrument: true
+"#;
+
 fn driver(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let session = runtime.block_on(async {
@@ -344,6 +404,84 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     );
 
     a_cassandra_stress_profile_runs_unchanged(host, dir.path());
+    a_nosqlbench_workload_runs_its_scenario(host, dir.path());
+}
+
+/// Every step of the default scenario runs: the keyspace and table, truncate, rampup as populate
+/// (each row is what its cycle's bindings give) and main with its ratios; nosqlbench's `NAME=VALUE`
+/// parameters reach the templates, and one that nothing uses is a warning.
+fn a_nosqlbench_workload_runs_its_scenario(host: &str, dir: &Path) {
+    let file = write(dir, "readings.yaml", NOSQLBENCH);
+    let out = dir.join("nb");
+    let run = run_support::cqlbench(&[
+        "run",
+        &file,
+        "rampup-cycles=1000",
+        "--host",
+        host,
+        "main-cycles=4000",
+        "devices=99",
+        "unused_thing=1",
+        "--rate",
+        "2000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: this parameter is not used by")
+            && stderr.contains(": unused_thing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("data/no_such_file.txt is not beside the workload"),
+        "{stderr}"
+    );
+    let summary = read_summary(&out);
+    assert_eq!(summary["populate"]["count"], 1000, "{summary}");
+    let count = |op: &str| summary["ops"][op]["count"].as_u64().unwrap_or(0);
+    let (reads, writes) = (count("main_select"), count("main_insert"));
+    assert_eq!(reads + writes, 4000, "{summary}");
+    let share = writes as f64 / 4000.0;
+    assert!((share - 0.75).abs() < 0.03, "write share {share}");
+
+    type Reading = (String, i32, i32, String, scylla::value::CqlTimestamp, f64);
+    let readings: Vec<Reading> = rows(
+        host,
+        "SELECT device, seq, reading, note, at, level FROM nbks.readings",
+    );
+    assert_eq!(readings.len(), 1000, "one row per rampup cycle");
+    let base = 1_704_067_200_000i64; // StartingEpochMillis('2024-01-01 00:00:00')
+    for (device, seq, reading, note, at, level) in &readings {
+        let device: i64 = device.parse().expect("device is a number as text");
+        let cycle = device * 10 + i64::from(*seq);
+        assert!((0..10).contains(seq) && (0..100).contains(&device));
+        assert_eq!(at.0, base + cycle, "the time binding of cycle {cycle}");
+        assert!((0..=1000).contains(reading), "{reading}");
+        assert!(
+            (20..=40).contains(&note.len()),
+            "note of {} characters",
+            note.len()
+        );
+        assert!((10.0..90.0).contains(level), "{level}");
+    }
+
+    // Run again with fewer rampup cycles: truncate empties the table first, and the keyspace and
+    // table that exist are used as they are.
+    cqlbench_ok(&[
+        "run",
+        &file,
+        "--host",
+        host,
+        "rampup-cycles=500",
+        "main-cycles=10",
+        "devices=0",
+        "-o",
+        dir.join("nb2").to_str().unwrap(),
+    ]);
+    let again: Vec<(String,)> = rows(host, "SELECT device FROM nbks.readings");
+    assert_eq!(again.len(), 500, "truncate ran before rampup");
 }
 
 /// The profile's keyspace, table and columnspec hold in the rows a real driver reads back; the
@@ -457,6 +595,47 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             "--read-ratio=0.5",
         ),
     ];
+    let nb = |from: &str, to: &str| NOSQLBENCH.replace(from, to);
+    let nosqlbench_cases = [
+        (
+            nb("device: Div(", "device: Frobnicate("),
+            "12",
+            "binding 'device': the function 'Frobnicate' is not supported",
+            "",
+        ),
+        (
+            nb("Uniform(0,1000)->int", "Uniform(0,1000->int"),
+            "14",
+            "binding 'reading': a '(' is not closed",
+            "",
+        ),
+        (
+            nb("where device={pick_device}", "where device={pick_devise}"),
+            "48",
+            "op 'main_select': the binding {pick_devise} is not defined",
+            "",
+        ),
+        (
+            NOSQLBENCH.to_string(),
+            "",
+            "no scenario 'nowhere' (the file has: default, other)",
+            "nowhere",
+        ),
+        (
+            NOSQLBENCH.to_string(),
+            "",
+            "step 'main' selects no op",
+            "other",
+        ),
+        (
+            NOSQLBENCH.to_string(),
+            "",
+            "credentials never go in arguments",
+            "password=secret",
+        ),
+    ];
+    let cases: Vec<(String, &str, &str, &str)> =
+        cases.into_iter().chain(nosqlbench_cases).collect();
     for (i, (text, line, says, extra)) in cases.iter().enumerate() {
         let file = write(dir.path(), &format!("bad{i}.yaml"), text);
         let mut args = vec!["run", file.as_str(), "--host", "127.0.19.250", "-n", "10"];

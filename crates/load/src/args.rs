@@ -136,25 +136,13 @@ pub struct RunArgs {
     #[arg(short = 'p', long, value_name = "COUNT", default_value = "1M")]
     pub partitions: String,
 
-    /// Requests in flight per thread (the in-flight limit is this times --threads)
-    #[arg(
-        short = 'c',
-        long,
-        value_name = "N",
-        default_value = "50",
-        allow_hyphen_values = true
-    )]
-    pub concurrency: String,
+    /// Requests in flight per thread (the in-flight limit is this times --threads) [default: 50]
+    #[arg(short = 'c', long, value_name = "N", allow_hyphen_values = true)]
+    pub concurrency: Option<String>,
 
-    /// Scheduler threads; each sends its share of the schedule
-    #[arg(
-        short = 't',
-        long,
-        value_name = "N",
-        default_value = "2",
-        allow_hyphen_values = true
-    )]
-    pub threads: String,
+    /// Scheduler threads; each sends its share of the schedule [default: 2]
+    #[arg(short = 't', long, value_name = "N", allow_hyphen_values = true)]
+    pub threads: Option<String>,
 
     /// Share of reads, 0 to 1 [default: the workload's, e.g. 0.01 for BasicTimeSeries like tlp-stress]
     #[arg(
@@ -360,11 +348,51 @@ where
     Ok(value)
 }
 
+/// Separates the workload parameters from the options: `--workload.NAME=VALUE` anywhere, and
+/// nosqlbench's bare `NAME=VALUE` anywhere an option's value cannot be (`--mix a=1` keeps its
+/// value).
+fn split_workload_params(command: &clap::Command, argv: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let mut params = Vec::new();
+    let mut rest: Vec<String> = Vec::new();
+    let mut value_expected = false;
+    for arg in argv {
+        let bare = !arg.starts_with('-') && arg.contains('=') && !rest.is_empty();
+        if arg.starts_with("--workload.") || (bare && !value_expected) {
+            params.push(arg);
+            value_expected = false;
+            continue;
+        }
+        value_expected = !arg.contains('=') && takes_value(command, &arg);
+        rest.push(arg);
+    }
+    (params, rest)
+}
+
+/// Whether `arg` is an option of `command` whose value follows as the next argument.
+fn takes_value(command: &clap::Command, arg: &str) -> bool {
+    let found = if let Some(long) = arg.strip_prefix("--") {
+        command.get_arguments().find(|a| a.get_long() == Some(long))
+    } else if let Some(short) = arg.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+        let short = short.chars().next();
+        command.get_arguments().find(|a| a.get_short() == short)
+    } else {
+        None
+    };
+    found.is_some_and(|a| a.get_action().takes_values())
+}
+
 fn parse_workload_params(raw: &[String]) -> Result<Vec<(String, String)>> {
     raw.iter()
         .map(|arg| {
+            if !arg.starts_with('-') && arg.contains('=') {
+                return bare_param(arg);
+            }
+            if !arg.starts_with('-') {
+                // nosqlbench's `WORKLOAD SCENARIO`.
+                return Ok(("scenario".to_string(), arg.clone()));
+            }
             let setting = arg.strip_prefix("--workload.").ok_or_else(|| {
-                invalid(format!("unexpected argument '{arg}' (workload parameters are written --workload.NAME=VALUE)"))
+                invalid(format!("unexpected argument '{arg}' (workload parameters are written --workload.NAME=VALUE or NAME=VALUE)"))
             })?;
             let (name, value) = setting
                 .split_once('=')
@@ -372,6 +400,17 @@ fn parse_workload_params(raw: &[String]) -> Result<Vec<(String, String)>> {
             Ok((name.to_string(), value.to_string()))
         })
         .collect()
+}
+
+/// nosqlbench's `NAME=VALUE`; a password is refused (credentials never on the command line).
+fn bare_param(arg: &str) -> Result<(String, String)> {
+    let (name, value) = arg.split_once('=').unwrap_or((arg, ""));
+    if name.eq_ignore_ascii_case("password") {
+        return Err(invalid(format!(
+            "'{name}=' on the command line is refused: credentials never go in arguments; set CQLBENCH_USERNAME and CQLBENCH_PASSWORD or use --credentials-file"
+        )));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 fn read_credentials(file: Option<&Path>) -> Result<Option<Credentials>> {
@@ -471,12 +510,10 @@ impl RunArgs {
     /// Parses a `cqlbench run` command line after the subcommand (`WORKLOAD [OPTIONS]`), as the CLI
     /// does, `--workload.NAME=VALUE` parameters anywhere among the options. Errors are one line.
     pub fn parse_from<S: AsRef<str>>(argv: &[S]) -> Result<RunArgs> {
-        let (params, rest): (Vec<String>, Vec<String>) = argv
-            .iter()
-            .map(|a| a.as_ref().to_string())
-            .partition(|a| a.starts_with("--workload."));
         let command =
             RunArgs::augment_args(clap::Command::new("cqlbench run").no_binary_name(true));
+        let argv: Vec<String> = argv.iter().map(|a| a.as_ref().to_string()).collect();
+        let (params, rest) = split_workload_params(&command, argv);
         let one_line = |e: clap::Error| {
             let text = e.to_string();
             invalid(
@@ -495,7 +532,17 @@ impl RunArgs {
 
     /// Contact points given with `--host` (repeatable or comma-separated).
     pub fn explicit_hosts(&self) -> Vec<String> {
-        self.hosts
+        // nosqlbench's hosts=A,B when no --host is given.
+        let bare = self
+            .workload_params
+            .iter()
+            .rev()
+            .find_map(|p| p.strip_prefix("hosts=").or_else(|| p.strip_prefix("host=")));
+        let given = match bare {
+            Some(list) if self.hosts.is_empty() => vec![list.to_string()],
+            _ => self.hosts.clone(),
+        };
+        given
             .iter()
             .flat_map(|h| h.split(','))
             .map(|h| h.trim().to_string())
@@ -530,8 +577,9 @@ fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
         (None, None) => Stopping::Duration(Duration::from_secs(60)),
     };
     o.partitions = unit(parse_count(&args.partitions))?;
-    o.concurrency = parse_number("--concurrency", &args.concurrency, 1usize)?;
-    o.threads = parse_number("--threads", &args.threads, 1usize)?;
+    o.threads = parse_number("--threads", args.threads.as_deref().unwrap_or("2"), 1usize)?;
+    let concurrency = args.concurrency.as_deref().unwrap_or("50");
+    o.concurrency = parse_number("--concurrency", concurrency, 1usize)?;
     if let Some(r) = &args.read_ratio {
         o.read_ratio = parse_read_ratio(r)?;
     }
@@ -542,6 +590,31 @@ fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
         unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
     o.tick = unit(parse_duration(&args.tick))?;
     o.record_slow_ops = !args.no_slow_ops;
+    Ok(())
+}
+
+/// A nosqlbench workload's `cycles`, `cyclerate`, `threads` and `async`, for what the command
+/// line leaves unset (its options win).
+fn apply_hints(
+    args: &RunArgs,
+    hints: &cqlbench_workload::RunHints,
+    o: &mut RunOptions,
+) -> Result<()> {
+    let from = |name: &str, value: &str| invalid(format!("{name}={value}: not a valid value"));
+    if let (None, None, Some(ops)) = (&args.duration, &args.ops, &hints.ops) {
+        let count = cqlbench_workload::nb::count(ops).ok_or_else(|| from("cycles", ops))?;
+        o.stopping = Stopping::Ops(count);
+    }
+    if let (None, Some(rate)) = (&args.rate, &hints.rate) {
+        o.rate = Some(parse_rate(rate).map_err(|_| from("cyclerate", rate))?);
+    }
+    if let (None, Some(threads)) = (&args.threads, &hints.threads) {
+        o.threads = parse_number("threads", threads, 1usize)?;
+    }
+    if let (None, Some(in_flight)) = (&args.concurrency, &hints.in_flight) {
+        let total = parse_number("async", in_flight, 1usize)?;
+        o.concurrency = total.div_ceil(o.threads).max(1);
+    }
     Ok(())
 }
 
@@ -692,6 +765,8 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
         if args.populate.is_none() {
             o.populate = file.populate.as_ref().map_or(0, |p| p.rows);
         }
+        let file = file.clone();
+        apply_hints(args, &file.hints, &mut o)?;
     }
     schema_options(args, &mut o)?;
     connection_options(args, &mut o)?;
@@ -755,6 +830,33 @@ mod tests {
             let e = parse_start_at(bad).unwrap_err().to_string();
             assert!(e.contains("--start-at"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn nosqlbench_parameters_come_anywhere_and_an_option_keeps_its_value() {
+        let argv = [
+            "w.yaml",
+            "rampup-cycles=1M",
+            "--mix",
+            "a=1,b=2",
+            "-d",
+            "10s",
+            "astra",
+            "rf=3",
+            "--workload.partsize=50",
+        ];
+        let args = RunArgs::parse_from(&argv).unwrap();
+        assert_eq!(args.mix.as_deref(), Some("a=1,b=2"));
+        assert_eq!(args.duration.as_deref(), Some("10s"));
+        let params = parse_workload_params(&args.workload_params).unwrap();
+        let mut names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["partsize", "rampup-cycles", "rf", "scenario"]);
+        let refused = parse_workload_params(&["password=secret".to_string()]).unwrap_err();
+        assert!(
+            refused.to_string().contains("CQLBENCH_PASSWORD"),
+            "{refused}"
+        );
     }
 
     #[test]

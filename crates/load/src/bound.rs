@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use cqlbench_cql::ExecuteFrame;
 use cqlbench_workload::rows::{RowBinding, TableShape};
 use cqlbench_workload::value::{self, Context};
-use cqlbench_workload::{mix, unit_float, CqlType, TextPool, ValueSpec, WorkloadError};
+use cqlbench_workload::{mix, nb, unit_float, CqlType, TextPool, ValueSpec, WorkloadError};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use crate::workload::{FileWorkload, OpId};
@@ -150,7 +150,21 @@ impl Bound {
         };
         let mut key = 0..0;
         let partition = bound.rows.as_ref().map(|rows| rows.partition(seed, index));
+        // A nosqlbench binding takes the cycle: populate's from 0, the measured phase's from 0 again.
+        let cycle = if index < populate {
+            index
+        } else {
+            index - populate
+        };
         for (i, bind) in bound.binds.iter().enumerate() {
+            if let Some(chain) = &bind.spec.function {
+                let v = chain.eval(cycle);
+                let range = frame.value_with(|out| nb::write::write(&bind.ty, &v, out));
+                if bound.routing == Some(i) {
+                    key = range;
+                }
+                continue;
+            }
             let n = match (&bound.rows, partition) {
                 (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
                 _ => bind
@@ -231,6 +245,17 @@ fn bind_markers<'v>(
                     ),
                 ));
             };
+            if let Some(chain) = &spec.value.function {
+                if let Some(why) = nb::write::mismatch(&marker.ty, &chain.eval(0)) {
+                    return Err(workload.at(
+                        spec.line,
+                        format!(
+                            "op '{}': binding '{}' ({}) {why}",
+                            op.name, marker.name, chain.text
+                        ),
+                    ));
+                }
+            }
             Ok(Bind {
                 spec: spec.value.clone(),
                 ty: marker.ty.clone(),

@@ -2,13 +2,14 @@
 //! [`Workload`] (schema, named statements with their value generators, the mix, populate,
 //! parameters); the load engine runs that and knows nothing of where it came from.
 //!
-//! Formats: cqlbench's own (`native`). cassandra-stress profiles and nosqlbench workloads are to
-//! follow as front ends of the same type (issue #21; `docs/peer-formats/`).
+//! Formats: cqlbench's own (`native`), cassandra-stress user profiles (`stress`) and nosqlbench
+//! CQL workloads (`nb`).
 
 pub mod dist;
 pub mod keys;
 pub mod model;
 pub mod native;
+pub mod nb;
 pub mod rows;
 pub mod stress;
 pub mod value;
@@ -17,7 +18,7 @@ pub mod yaml;
 pub use dist::{mix, unit_float, Distribution};
 pub use model::{
     is_conditional, replication_in, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation,
-    Populate, RowModel, Workload,
+    Populate, RowModel, RunHints, Workload,
 };
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 
@@ -65,6 +66,16 @@ pub fn load(path: &Path, invocation: &Invocation) -> Result<Workload, WorkloadEr
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "workload".into());
+    if nb::looks_like(&source) {
+        if invocation.mix.is_some() {
+            return Err(WorkloadError::At {
+                file: shown,
+                line: 1,
+                message: "--mix: a nosqlbench workload's mix is its ops' ratios (change them with its template parameters)".into(),
+            });
+        }
+        return nb::compile(&name, path, &source, invocation);
+    }
     let doc = parse_yaml(&shown, &source)?;
     if stress::looks_like_profile(&doc) {
         if let Some((name, _)) = invocation.settings.first() {

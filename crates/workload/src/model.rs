@@ -1,5 +1,5 @@
-//! The compiled workload: what every front end (the native format today; cassandra-stress profiles
-//! and nosqlbench workloads next) lowers a file into, and all the load engine knows of it.
+//! The compiled workload: what every front end (the native format, cassandra-stress profiles and
+//! nosqlbench workloads) lowers a file into, and all the load engine knows of it.
 
 use crate::value::ValueSpec;
 
@@ -26,6 +26,27 @@ pub struct Workload {
     pub populate: Option<Populate>,
     /// Parameters as resolved (defaults, then `--workload.NAME=VALUE`).
     pub params: Vec<(String, String)>,
+    /// What the file (a nosqlbench scenario) says about running it, for options the command line
+    /// leaves unset.
+    pub hints: RunHints,
+    /// Warnings and notes to show once before the run (a parameter nothing used, a data file
+    /// replaced by built-in text).
+    pub notes: Vec<String>,
+}
+
+/// Run options a workload file carries (nosqlbench's `cycles`, `cyclerate`, `threads`, `async`,
+/// `hosts`), as written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunHints {
+    /// Measured operations.
+    pub ops: Option<String>,
+    /// Operations per second.
+    pub rate: Option<String>,
+    pub threads: Option<String>,
+    /// Requests in flight in all.
+    pub in_flight: Option<String>,
+    /// Contact points, comma-separated.
+    pub hosts: Option<String>,
 }
 
 /// A value with the line it was written on.

@@ -98,6 +98,8 @@ pub fn compile_document(
         ops,
         populate,
         params,
+        hints: Default::default(),
+        notes: Vec::new(),
     })
 }
 
@@ -225,6 +227,7 @@ fn value_spec(node: &Node, name: &str, subst: &Substitution) -> Result<ValueSpec
         if word.trim() == "now" {
             return Ok(ValueSpec {
                 now: true,
+                function: None,
                 ..ValueSpec::of(Distribution::fixed(0))
             });
         }
@@ -258,6 +261,7 @@ fn value_spec(node: &Node, name: &str, subst: &Substitution) -> Result<ValueSpec
         population,
         size,
         now,
+        function: None,
     })
 }
 

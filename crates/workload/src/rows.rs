@@ -76,6 +76,7 @@ fn column_spec(gen: Option<&ColumnGen>, ty: &CqlType) -> ValueSpec {
                 .unwrap_or(Distribution::uniform(4, 8)),
         ),
         now: false,
+        function: None,
     }
 }
 

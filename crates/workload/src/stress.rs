@@ -88,6 +88,8 @@ pub fn compile(
         ops,
         populate: None,
         params: Vec::new(),
+        hints: Default::default(),
+        notes: Vec::new(),
     })
 }
 

@@ -64,6 +64,8 @@ pub struct ValueSpec {
     pub size: Option<Distribution>,
     /// Timestamps and timeuuids take the time of the request instead of the drawn number.
     pub now: bool,
+    /// A nosqlbench binding: the value is this chain applied to the operation's cycle.
+    pub function: Option<std::sync::Arc<crate::nb::function::Chain>>,
 }
 
 impl ValueSpec {
@@ -72,6 +74,7 @@ impl ValueSpec {
             population,
             size: None,
             now: false,
+            function: None,
         }
     }
 }
@@ -271,6 +274,7 @@ fn plain(spec: &ValueSpec) -> ValueSpec {
         population: spec.population,
         size: None,
         now: spec.now,
+        function: None,
     }
 }
 
@@ -303,7 +307,7 @@ fn with_length(out: &mut Vec<u8>, fill: impl FnOnce(&mut Vec<u8>)) {
 }
 
 /// Two's complement, big-endian, in as few bytes as hold the sign.
-fn varint(n: i64, out: &mut Vec<u8>) {
+pub(crate) fn varint(n: i64, out: &mut Vec<u8>) {
     let bytes = n.to_be_bytes();
     let mut skip = 0;
     while skip < 7 {
@@ -392,6 +396,7 @@ mod tests {
         assert_eq!(value(&CqlType::Double, &spec(), 3), 3f64.to_be_bytes());
         let now = ValueSpec {
             now: true,
+            function: None,
             ..spec()
         };
         assert_eq!(

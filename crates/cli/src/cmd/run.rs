@@ -16,7 +16,7 @@ fn separate_workload_params(args: RunArgs) -> anyhow::Result<RunArgs> {
     if args
         .workload_params
         .iter()
-        .all(|a| a.starts_with("--workload."))
+        .all(|a| a.starts_with("--workload.") || !a.starts_with('-'))
     {
         return Ok(args);
     }
