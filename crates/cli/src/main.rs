@@ -36,7 +36,7 @@ enum Command {
     Cluster(cmd::cluster::ClusterArgs),
     /// Run a workload at a fixed rate and measure the latency users feel
     Run(Box<cmd::run::RunArgs>),
-    /// List the built-in workloads with their schema and parameters
+    /// List the workloads cqlbench has (built in, and easy-cass-stress's as files); NAME shows one
     Workloads(cmd::run::WorkloadsArgs),
     /// Analyse JVM garbage collector logs
     Gc(cmd::gc::GcArgs),

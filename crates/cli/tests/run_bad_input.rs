@@ -173,10 +173,64 @@ fn seed_command_lines_parse() {
 }
 
 #[test]
-fn workloads_lists_schema_and_parameters() {
+fn workloads_lists_every_workload_in_one_line_and_shows_one_by_name() {
     let out = cqlbench(&["workloads"]);
     assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let list = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "BasicTimeSeries",
+        "KeyValue",
+        "Tabular",
+        "AllowFiltering",
+        "CountersWide",
+        "LWT",
+        "Locking",
+        "Maps",
+        "MaterializedViews",
+        "RandomPartitionAccess",
+        "RangeScan",
+        "SAI",
+        "Sets",
+        "UdtTimeSeries",
+    ] {
+        let lines: Vec<&str> = list
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "`cqlbench workloads` has one line for {name}:\n{list}"
+        );
+    }
+    for (name, why) in [
+        ("DSESearch", "DataStax Enterprise"),
+        ("CreateDrop", "creates and drops tables"),
+        ("TxnCounter", "Accord"),
+    ] {
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with(name) && l.contains("not shipped") && l.contains(why)),
+            "{name} is listed with its reason:\n{list}"
+        );
+    }
+    let lwt = cqlbench(&["workloads", "lwt"]);
+    assert!(lwt.status.success());
+    let file = String::from_utf8_lossy(&lwt.stdout);
+    assert!(
+        file.contains("IF NOT EXISTS") && file.contains("operations:"),
+        "{file}"
+    );
+    assert_one_line_error(&["workloads", "DSESearch"], "DSESearch is not shipped");
+
+    let out = cqlbench(&["workloads", "BasicTimeSeries"]);
+    assert!(out.status.success());
+    let mut text = String::from_utf8_lossy(&out.stdout).to_string();
+    for name in ["KeyValue", "Tabular"] {
+        text.push_str(&String::from_utf8_lossy(
+            &cqlbench(&["workloads", name]).stdout,
+        ));
+    }
     for expected in [
         "BasicTimeSeries",
         "CREATE TABLE sensor_data (sensor_id text, timestamp timeuuid, data text, PRIMARY KEY (sensor_id, timestamp)) WITH CLUSTERING ORDER BY (timestamp DESC)",

@@ -89,6 +89,13 @@ commitlog_sync: periodic
     } else {
         "commitlog_sync_period: 10000ms\n"
     });
+    // Benchmarks of materialized views (easy-cass-stress's MaterializedViews) need them on; a
+    // node without them refuses CREATE MATERIALIZED VIEW.
+    yaml.push_str(if old_keys {
+        "enable_materialized_views: true\n"
+    } else {
+        "materialized_views_enabled: true\n"
+    });
     if let Some(mib) = config.memtable_heap_mib {
         yaml.push_str(&if old_keys {
             format!("memtable_heap_space_in_mb: {mib}\n")
@@ -170,6 +177,7 @@ mod tests {
         assert!(yaml.contains("commitlog_sync_period_in_ms: 10000\n"));
         assert!(yaml.contains("memtable_heap_space_in_mb: 64\n"));
         assert!(yaml.contains("key_cache_size_in_mb: 10\n"));
+        assert!(yaml.contains("enable_materialized_views: true\n"));
         assert!(!yaml.contains("commitlog_sync_period: "));
     }
 
@@ -193,6 +201,10 @@ mod tests {
                 "{version}"
             );
             assert!(yaml.contains("memtable_heap_space: 64MiB\n"), "{version}");
+            assert!(
+                yaml.contains("materialized_views_enabled: true\n"),
+                "{version}"
+            );
             assert!(yaml.contains("key_cache_size: 10MiB\n"), "{version}");
         }
     }

@@ -715,7 +715,13 @@ pub fn prometheus_options(
 /// The built-in workload named, or the workload file given, with its `--workload.NAME=VALUE`.
 fn workload(args: &RunArgs) -> Result<Workload> {
     let settings = parse_workload_params(&args.workload_params)?;
-    if !cqlbench_workload::is_file_argument(&args.workload) {
+    let is_file = cqlbench_workload::is_file_argument(&args.workload);
+    let shipped = if is_file {
+        None
+    } else {
+        cqlbench_workload::catalog::find(&args.workload)
+    };
+    if !is_file && shipped.is_none() {
         if args.mix.is_some() {
             return Err(invalid(
                 "--mix applies to workload files; a built-in workload's mix is -r/--read-ratio"
@@ -733,7 +739,12 @@ fn workload(args: &RunArgs) -> Result<Workload> {
             .transpose()
             .map_err(invalid)?,
     };
-    let file = cqlbench_workload::load(std::path::Path::new(&args.workload), &invocation)?;
+    let file = match shipped {
+        Some(w) => {
+            cqlbench_workload::load_text(w.name, &format!("{}.yaml", w.name), w.text, &invocation)?
+        }
+        None => cqlbench_workload::load(std::path::Path::new(&args.workload), &invocation)?,
+    };
     let refused = [
         (
             args.read_ratio.is_some(),

@@ -386,8 +386,9 @@ async fn run_file_ddl(
         .at(
             statement.line,
             format!(
-                "the server refused the schema statement: {}",
-                server_message(&e)
+                "the server refused the schema statement: {}{}",
+                server_message(&e),
+                setting_hint(&server_message(&e))
             ),
         )
         .into())
@@ -597,9 +598,30 @@ pub fn wire_config(
     })
 }
 
+/// The cassandra.yaml setting a refusal comes from, where the server's message does not name it.
+fn setting_hint(message: &str) -> &'static str {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("materialized views are disabled") {
+        " (the node's cassandra.yaml needs materialized_views_enabled: true, enable_materialized_views before 4.1; cqlbench's local clusters set it)"
+    } else if lower.contains("sasi indexes are disabled") {
+        " (the node's cassandra.yaml needs sasi_indexes_enabled: true)"
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_from_a_disabled_feature_names_its_setting() {
+        // Cassandra 5.0's words when materialized views are off.
+        let hint =
+            setting_hint("Materialized views are disabled. Enable in cassandra.yaml to use.");
+        assert!(hint.contains("materialized_views_enabled: true"), "{hint}");
+        assert_eq!(setting_hint("Undefined column name nope"), "");
+    }
 
     fn dcs(list: &[(&str, usize)]) -> Vec<(String, usize)> {
         list.iter().map(|(dc, n)| (dc.to_string(), *n)).collect()

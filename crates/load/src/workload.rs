@@ -131,6 +131,7 @@ pub fn find_workload(name: &str) -> Result<&'static WorkloadInfo, LoadError> {
             known: WORKLOADS
                 .iter()
                 .map(|w| w.name)
+                .chain(cqlbench_workload::catalog::SHIPPED.iter().map(|w| w.name))
                 .collect::<Vec<_>>()
                 .join(", "),
         })

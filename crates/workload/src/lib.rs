@@ -5,6 +5,7 @@
 //! Formats: cqlbench's own (`native`), cassandra-stress user profiles (`stress`) and nosqlbench
 //! CQL workloads (`nb`).
 
+pub mod catalog;
 pub mod dist;
 pub mod keys;
 pub mod model;
@@ -66,7 +67,28 @@ pub fn load(path: &Path, invocation: &Invocation) -> Result<Workload, WorkloadEr
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "workload".into());
-    if nb::looks_like(&source) {
+    compile_source(&name, path, &source, invocation)
+}
+
+/// Compiles a workload's text (a shipped one, `cqlbench run LWT`); `file` names it in messages.
+pub fn load_text(
+    name: &str,
+    file: &str,
+    source: &str,
+    invocation: &Invocation,
+) -> Result<Workload, WorkloadError> {
+    compile_source(name, Path::new(file), source, invocation)
+}
+
+fn compile_source(
+    name: &str,
+    path: &Path,
+    source: &str,
+    invocation: &Invocation,
+) -> Result<Workload, WorkloadError> {
+    let shown = path.display().to_string();
+    let name = name.to_string();
+    if nb::looks_like(source) {
         if invocation.mix.is_some() {
             return Err(WorkloadError::At {
                 file: shown,
@@ -74,9 +96,9 @@ pub fn load(path: &Path, invocation: &Invocation) -> Result<Workload, WorkloadEr
                 message: "--mix: a nosqlbench workload's mix is its ops' ratios (change them with its template parameters)".into(),
             });
         }
-        return nb::compile(&name, path, &source, invocation);
+        return nb::compile(&name, path, source, invocation);
     }
-    let doc = parse_yaml(&shown, &source)?;
+    let doc = parse_yaml(&shown, source)?;
     if stress::looks_like_profile(&doc) {
         if let Some((name, _)) = invocation.settings.first() {
             return Err(WorkloadError::At {

@@ -3,11 +3,16 @@
 use anyhow::bail;
 use clap::Args;
 use cqlbench_load::WORKLOADS;
+use cqlbench_workload::catalog;
 
 pub use cqlbench_load::RunArgs;
 
 #[derive(Debug, Args)]
-pub struct WorkloadsArgs {}
+pub struct WorkloadsArgs {
+    /// Show this workload: a built-in one's schema, statements and parameters, a shipped one's file
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
 
 /// clap has no pattern for `--workload.NAME=VALUE` flags, so they are collected by a catch-all positional,
 /// which also swallows every flag after the first of them. When that happened, parse the command line
@@ -42,26 +47,66 @@ pub fn execute(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn list_workloads(_args: WorkloadsArgs) -> anyhow::Result<()> {
-    for w in WORKLOADS.iter() {
-        println!("{}", w.name);
-        println!("  {}", w.description);
-        println!("  schema:  {}", w.schema);
-        println!("  write:   {}", w.write);
-        println!("  read:    {}", w.read);
-        println!(
-            "  defaults: read ratio {} (-r), consistency {} (--cl)",
-            w.default_read_ratio, w.default_consistency
-        );
-        if w.params.is_empty() {
-            println!("  parameters: none");
-        } else {
-            println!("  parameters (--workload.NAME=VALUE):");
-            for p in w.params {
-                println!("    {:<12} {:>6}  {}", p.name, p.default, p.help);
-            }
-        }
-        println!();
+/// `cqlbench workloads`: one line per workload; `cqlbench workloads NAME`: its schema, statements
+/// and parameters (a built-in one) or its file (a shipped one).
+pub fn list_workloads(args: WorkloadsArgs) -> anyhow::Result<()> {
+    let Some(name) = args.name else {
+        print!("{}", workload_lines());
+        return Ok(());
+    };
+    if let Some(w) = WORKLOADS
+        .iter()
+        .find(|w| w.name.eq_ignore_ascii_case(&name))
+    {
+        print!("{}", built_in_details(w));
+    } else if let Some(w) = catalog::find(&name) {
+        print!("{}", w.text);
+    } else if let Some((n, why)) = catalog::NOT_SHIPPED
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+    {
+        bail!("{n} is not shipped: it {why}");
+    } else {
+        bail!("unknown workload '{name}' (`cqlbench workloads` lists them)");
     }
     Ok(())
+}
+
+fn workload_lines() -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, name: &str, text: &str| {
+        out.push_str(&format!("{name:<22} {text}\n"));
+    };
+    for w in WORKLOADS.iter() {
+        line(&mut out, w.name, &format!("{} (built in)", w.description));
+    }
+    for w in catalog::SHIPPED {
+        line(&mut out, w.name, w.description());
+    }
+    for (name, why) in catalog::NOT_SHIPPED {
+        line(&mut out, name, &format!("not shipped: it {why}"));
+    }
+    out.push_str(
+        "\n`cqlbench workloads NAME` shows one; `cqlbench run NAME` runs it; a file of your own: `cqlbench run FILE.yaml`\n",
+    );
+    out
+}
+
+fn built_in_details(w: &cqlbench_load::WorkloadInfo) -> String {
+    let mut out = format!(
+        "{}\n  {}\n  schema:  {}\n  write:   {}\n  read:    {}\n  defaults: read ratio {} (-r), consistency {} (--cl)\n",
+        w.name, w.description, w.schema, w.write, w.read, w.default_read_ratio, w.default_consistency
+    );
+    if w.params.is_empty() {
+        out.push_str("  parameters: none\n");
+    } else {
+        out.push_str("  parameters (--workload.NAME=VALUE):\n");
+        for p in w.params {
+            out.push_str(&format!(
+                "    {:<12} {:>6}  {}\n",
+                p.name, p.default, p.help
+            ));
+        }
+    }
+    out
 }
