@@ -406,6 +406,106 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     a_cassandra_stress_profile_runs_unchanged(host, dir.path());
     a_nosqlbench_workload_runs_its_scenario(host, dir.path());
     easy_cass_stress_workloads_run_by_name(host, dir.path());
+    batches_send_their_rows_together(host, dir.path());
+}
+
+/// A native batch writes `rows` statements per operation, each with values of its own (populate's
+/// `seq` walks every key once through the batches); counter batches add up; a cassandra-stress
+/// insert to several partitions is one batch of a row per partition.
+fn batches_send_their_rows_together(host: &str, dir: &Path) {
+    let file = write(
+        dir,
+        "batched.yaml",
+        r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS batched (k bigint PRIMARY KEY, v text)
+  - CREATE TABLE IF NOT EXISTS batched_hits (k bigint PRIMARY KEY, n counter)
+values:
+  k: uniform(1..1000)
+  v: uniform(1..1000)
+populate:
+  operation: load
+  rows: 100
+  values:
+    k: seq(0..999)
+operations:
+  load:
+    cql: INSERT INTO batched (k, v) VALUES (?, ?)
+    weight: 0
+    batch:
+      type: unlogged
+      rows: fixed(10)
+  logged:
+    cql: INSERT INTO batched (k, v) VALUES (?, ?)
+    batch:
+      type: logged
+      rows: uniform(2..5)
+  bump:
+    cql: UPDATE batched_hits SET n = n + 1 WHERE k = ?
+    batch:
+      type: counter
+      rows: fixed(3)
+"#,
+    );
+    let out = dir.join("batched");
+    cqlbench_ok(&[
+        "run",
+        &file,
+        "--host",
+        host,
+        "--keyspace",
+        "batches",
+        "--drop",
+        "-n",
+        "200",
+        "--rate",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let keys: Vec<(i64,)> = rows(host, "SELECT k FROM batches.batched");
+    let mut keys: Vec<i64> = keys.into_iter().map(|(k,)| k).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), 1000, "100 batches of 10 wrote every key once");
+    assert_eq!((keys[0], keys[999]), (0, 999));
+    let summary = read_summary(&out);
+    let bumps = summary["ops"]["bump"]["count"].as_u64().unwrap();
+    let hits = rows::<(scylla::value::Counter,)>(host, "SELECT n FROM batches.batched_hits");
+    let total: i64 = hits.iter().map(|(n,)| n.0).sum();
+    assert_eq!(
+        total as u64,
+        3 * bumps,
+        "each counter batch adds 3: {summary}"
+    );
+
+    let profile = write(
+        dir,
+        "timeline_batched.yaml",
+        &PROFILE
+            .replace("keyspace: stressks", "keyspace: stressbatch")
+            .replace("CREATE KEYSPACE stressks", "CREATE KEYSPACE stressbatch")
+            .replace("partitions: fixed(1)", "partitions: fixed(4)"),
+    );
+    cqlbench_ok(&[
+        "run",
+        &profile,
+        "--drop",
+        "--host",
+        host,
+        "-n",
+        "100",
+        "--rate",
+        "1000",
+        "-o",
+        dir.join("stress-batch").to_str().unwrap(),
+    ]);
+    let users: Vec<(String,)> = rows(host, "SELECT user FROM stressbatch.timeline");
+    assert!(
+        users.len() > 100 && users.len() <= 250,
+        "100 inserts of 4 partitions each (50 users of 5 rows) left {} rows",
+        users.len()
+    );
 }
 
 /// Every shipped easy-cass-stress workload runs by name against the node with no failed
@@ -652,6 +752,11 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             "--read-ratio=0.5",
         ),
     ];
+    let sensors_batch = SENSORS.replacen(
+        "    weight: 2\n",
+        "    weight: 2\n    batch:\n      type: sideways\n      rows: fixed(2)\n",
+        1,
+    );
     let nb = |from: &str, to: &str| NOSQLBENCH.replace(from, to);
     let nosqlbench_cases = [
         (
@@ -689,6 +794,12 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             "",
             "credentials never go in arguments",
             "password=secret",
+        ),
+        (
+            sensors_batch,
+            "",
+            "operation 'insert': batch type 'sideways': use logged, unlogged or counter",
+            "",
         ),
     ];
     let cases: Vec<(String, &str, &str, &str)> =

@@ -18,6 +18,8 @@ const FLAG_WARNING: u8 = 0x08;
 const EXECUTE_VALUES: u8 = 0x01;
 const EXECUTE_SKIP_METADATA: u8 = 0x02;
 const EXECUTE_SERIAL_CONSISTENCY: u8 = 0x10;
+/// BATCH flags: a serial consistency follows the consistency.
+const BATCH_SERIAL_CONSISTENCY: u8 = 0x10;
 
 /// The opcodes cqlbench sends or expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +34,7 @@ pub enum Opcode {
     Prepare = 0x09,
     Execute = 0x0A,
     Event = 0x0C,
+    Batch = 0x0D,
     AuthChallenge = 0x0E,
     AuthResponse = 0x0F,
     AuthSuccess = 0x10,
@@ -156,6 +159,10 @@ pub fn parse_prepared(flags: u8, body: &[u8]) -> Result<Prepared, String> {
 /// Puts `id` in place of the statement id of the complete EXECUTE frame `frame` (another node, or the
 /// same node after a re-prepare, may know the statement under another id).
 pub fn replace_execute_id(frame: &mut Vec<u8>, id: &[u8]) {
+    if frame.get(4) == Some(&(Opcode::Batch as u8)) {
+        replace_batch_ids(frame, id);
+        return;
+    }
     let Some(old_len) = read_u16(frame, HEADER_LEN) else {
         return;
     };
@@ -169,6 +176,46 @@ pub fn replace_execute_id(frame: &mut Vec<u8>, id: &[u8]) {
     frame[5..HEADER_LEN].copy_from_slice(&length.to_be_bytes());
 }
 
+/// [`replace_execute_id`] for a BATCH of one prepared statement: every child's id.
+fn replace_batch_ids(frame: &mut Vec<u8>, id: &[u8]) {
+    let mut ids = Vec::new();
+    let Some(n) = read_u16(frame, HEADER_LEN + 1) else {
+        return;
+    };
+    let mut at = HEADER_LEN + 3;
+    for _ in 0..n {
+        let Some(len) = read_u16(frame, at + 1) else {
+            return;
+        };
+        let range = at + 3..at + 3 + len as usize;
+        let Some(count) = read_u16(frame, range.end) else {
+            return;
+        };
+        ids.push((at + 1, range.clone()));
+        at = range.end + 2;
+        for _ in 0..count {
+            let Some(value_len) = read_i32(frame, at) else {
+                return;
+            };
+            at += 4 + value_len.max(0) as usize;
+        }
+    }
+    for (len_at, range) in ids.into_iter().rev() {
+        frame.splice(range, id.iter().copied());
+        frame[len_at..len_at + 2].copy_from_slice(&(id.len() as u16).to_be_bytes());
+    }
+    let length = (frame.len() - HEADER_LEN) as u32;
+    frame[5..HEADER_LEN].copy_from_slice(&length.to_be_bytes());
+}
+
+/// What kind of BATCH a batched operation is sent as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchKind {
+    Logged = 0,
+    Unlogged = 1,
+    Counter = 2,
+}
+
 /// The statement id an EXECUTE frame refers to.
 pub fn execute_id(frame: &[u8]) -> Option<&[u8]> {
     let len = read_u16(frame, HEADER_LEN)? as usize;
@@ -179,10 +226,14 @@ pub fn execute_id(frame: &[u8]) -> Option<&[u8]> {
 /// [`ExecuteFrame::finish`] fills in the counts and lengths.
 pub struct ExecuteFrame<'a> {
     out: &'a mut Vec<u8>,
+    id: &'a [u8],
     start: usize,
     count_at: usize,
     count: u16,
+    consistency: u16,
     serial_consistency: u16,
+    /// Where a BATCH's statement count sits, and the count so far.
+    batch: Option<(usize, u16)>,
 }
 
 impl<'a> ExecuteFrame<'a> {
@@ -191,7 +242,7 @@ impl<'a> ExecuteFrame<'a> {
     pub fn begin(
         out: &'a mut Vec<u8>,
         stream: i16,
-        id: &[u8],
+        id: &'a [u8],
         consistency: u16,
         serial_consistency: u16,
     ) -> Self {
@@ -205,11 +256,51 @@ impl<'a> ExecuteFrame<'a> {
         out.extend_from_slice(&0u16.to_be_bytes());
         ExecuteFrame {
             out,
+            id,
             start,
             count_at,
             count: 0,
+            consistency,
             serial_consistency,
+            batch: None,
         }
+    }
+
+    /// Makes the request a BATCH of the same prepared statement (before any value is added): the
+    /// values added next are its first statement's, and [`ExecuteFrame::next_statement`] starts
+    /// another.
+    pub fn into_batch(&mut self, kind: BatchKind) {
+        let stream = i16::from_be_bytes([self.out[self.start + 2], self.out[self.start + 3]]);
+        self.out.truncate(self.start);
+        write_header(self.out, stream, Opcode::Batch, 0);
+        self.out.push(kind as u8);
+        let n_at = self.out.len();
+        self.out.extend_from_slice(&0u16.to_be_bytes());
+        self.batch = Some((n_at, 0));
+        self.begin_statement();
+    }
+
+    /// Starts the batch's next statement (its values follow).
+    pub fn next_statement(&mut self) {
+        self.close_statement();
+        self.begin_statement();
+    }
+
+    fn begin_statement(&mut self) {
+        self.out.push(1); // a prepared statement's id follows
+        self.out
+            .extend_from_slice(&(self.id.len() as u16).to_be_bytes());
+        self.out.extend_from_slice(self.id);
+        self.count_at = self.out.len();
+        self.out.extend_from_slice(&0u16.to_be_bytes());
+        self.count = 0;
+        if let Some((_, n)) = &mut self.batch {
+            *n += 1;
+        }
+    }
+
+    fn close_statement(&mut self) {
+        self.out[self.count_at..self.count_at + 2].copy_from_slice(&self.count.to_be_bytes());
     }
 
     /// Appends one bound value given as bytes; returns where its bytes sit in the buffer.
@@ -230,7 +321,13 @@ impl<'a> ExecuteFrame<'a> {
     }
 
     /// Completes the frame.
-    pub fn finish(self) {
+    pub fn finish(mut self) {
+        if let Some((n_at, n)) = self.batch {
+            self.close_statement();
+            self.out[n_at..n_at + 2].copy_from_slice(&n.to_be_bytes());
+            self.out.extend_from_slice(&self.consistency.to_be_bytes());
+            self.out.push(BATCH_SERIAL_CONSISTENCY);
+        }
         self.out
             .extend_from_slice(&self.serial_consistency.to_be_bytes());
         self.out[self.count_at..self.count_at + 2].copy_from_slice(&self.count.to_be_bytes());
@@ -462,6 +559,40 @@ mod tests {
         assert_eq!(h.frame_len(), frame.len());
         // The same id again changes nothing.
         replace_execute_id(&mut frame, &[9; 16]);
+        assert_eq!(frame, expected);
+    }
+
+    #[test]
+    fn a_batch_repeats_one_prepared_statement_with_its_own_values() {
+        let id = [7u8; 4];
+        let mut frame = Vec::new();
+        let mut f = ExecuteFrame::begin(&mut frame, 3, &id, 0x0006, 0x0009);
+        f.into_batch(BatchKind::Unlogged);
+        f.value(b"a");
+        f.next_statement();
+        f.value(b"bc");
+        f.value(b"d");
+        f.finish();
+        let h = parse_header(&frame).unwrap();
+        assert_eq!((h.opcode, h.stream), (Opcode::Batch as u8, 3));
+        assert_eq!(h.frame_len(), frame.len());
+        let mut body = vec![1, 0, 2];
+        body.extend_from_slice(&[1, 0, 4, 7, 7, 7, 7, 0, 1, 0, 0, 0, 1, b'a']);
+        body.extend_from_slice(&[
+            1, 0, 4, 7, 7, 7, 7, 0, 2, 0, 0, 0, 2, b'b', b'c', 0, 0, 0, 1, b'd',
+        ]);
+        body.extend_from_slice(&[0, 6, 0x10, 0, 9]);
+        assert_eq!(&frame[HEADER_LEN..], &body[..]);
+        // Another node's id for the statement replaces every child's.
+        replace_execute_id(&mut frame, &[9; 16]);
+        let mut expected = Vec::new();
+        let mut f = ExecuteFrame::begin(&mut expected, 3, &[9; 16], 0x0006, 0x0009);
+        f.into_batch(BatchKind::Unlogged);
+        f.value(b"a");
+        f.next_statement();
+        f.value(b"bc");
+        f.value(b"d");
+        f.finish();
         assert_eq!(frame, expected);
     }
 

@@ -355,13 +355,17 @@ fn split_workload_params(command: &clap::Command, argv: Vec<String>) -> (Vec<Str
     let mut params = Vec::new();
     let mut rest: Vec<String> = Vec::new();
     let mut value_expected = false;
+    let mut workload_seen = false;
     for arg in argv {
-        let bare = !arg.starts_with('-') && arg.contains('=') && !rest.is_empty();
-        if arg.starts_with("--workload.") || (bare && !value_expected) {
+        // After the workload, a word that is no option's value is a parameter (NAME=VALUE) or
+        // nosqlbench's scenario.
+        let bare = !arg.starts_with('-') && !value_expected;
+        if arg.starts_with("--workload.") || (bare && workload_seen) {
             params.push(arg);
             value_expected = false;
             continue;
         }
+        workload_seen |= bare;
         value_expected = !arg.contains('=') && takes_value(command, &arg);
         rest.push(arg);
     }
@@ -846,6 +850,8 @@ mod tests {
     #[test]
     fn nosqlbench_parameters_come_anywhere_and_an_option_keeps_its_value() {
         let argv = [
+            "--host",
+            "127.0.0.1",
             "w.yaml",
             "rampup-cycles=1M",
             "--mix",

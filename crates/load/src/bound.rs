@@ -5,10 +5,12 @@
 use std::ops::Range;
 use std::time::SystemTime;
 
-use cqlbench_cql::ExecuteFrame;
+use cqlbench_cql::{BatchKind, ExecuteFrame};
 use cqlbench_workload::rows::{RowBinding, TableShape};
 use cqlbench_workload::value::{self, Context};
-use cqlbench_workload::{mix, nb, unit_float, CqlType, TextPool, ValueSpec, WorkloadError};
+use cqlbench_workload::{
+    mix, nb, unit_float, BatchType, CqlType, Distribution, TextPool, ValueSpec, WorkloadError,
+};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use crate::workload::{FileWorkload, OpId};
@@ -31,16 +33,32 @@ pub struct BoundOp {
     routing: Option<usize>,
     /// A marker takes the time of the request (`now`): only then is the clock read.
     needs_time: bool,
+    /// Sent as a BATCH of this kind, of this many statements.
+    batch: Option<(BatchKind, Distribution)>,
 }
 
 impl BoundOp {
-    fn new(binds: Vec<Bind>, rows: Option<RowBinding>, routing: Option<usize>) -> Self {
+    fn new(
+        binds: Vec<Bind>,
+        rows: Option<RowBinding>,
+        routing: Option<usize>,
+        op: &cqlbench_workload::Operation,
+    ) -> Self {
         let needs_time = binds.iter().any(|b| b.spec.now);
+        let batch = op.batch.as_ref().map(|b| {
+            let kind = match b.kind {
+                BatchType::Logged => BatchKind::Logged,
+                BatchType::Unlogged => BatchKind::Unlogged,
+                BatchType::Counter => BatchKind::Counter,
+            };
+            (kind, b.rows)
+        });
         BoundOp {
             binds,
             rows,
             routing,
             needs_time,
+            batch,
         }
     }
 }
@@ -76,6 +94,7 @@ pub struct Bound {
 
 const SALT_OP: u64 = 1;
 const SALT_BIND: u64 = 0xB1D0;
+const SALT_ROWS: u64 = 0xBA7C;
 
 impl Bound {
     /// Binds `workload`; `prepared[i]` are operation `i`'s bind markers and the index of its whole
@@ -143,36 +162,85 @@ impl Bound {
         } else {
             0
         };
-        let ctx = Context {
-            text,
-            now_nanos,
-            unique: mix(seed, index, 0x7157),
-        };
-        let mut key = 0..0;
-        let partition = bound.rows.as_ref().map(|rows| rows.partition(seed, index));
         // A nosqlbench binding takes the cycle: populate's from 0, the measured phase's from 0 again.
         let cycle = if index < populate {
             index
         } else {
             index - populate
         };
-        for (i, bind) in bound.binds.iter().enumerate() {
-            if let Some(chain) = &bind.spec.function {
-                let v = chain.eval(cycle);
-                let range = frame.value_with(|out| nb::write::write(&bind.ty, &v, out));
-                if bound.routing == Some(i) {
-                    key = range;
-                }
-                continue;
+        let row = Row {
+            seed,
+            index,
+            cycle,
+            text,
+            now_nanos,
+        };
+        let Some((kind, rows)) = &bound.batch else {
+            return row.write(bound, frame);
+        };
+        // A batch's statements are rows of their own: sub-numbers index × max + r, so that a
+        // `seq` or a nosqlbench cycle walks every row once.
+        frame.into_batch(*kind);
+        let max = rows.max.max(1) as u64;
+        let count = rows
+            .sample(index, mix(seed, index, SALT_ROWS))
+            .clamp(1, max as i64) as u64;
+        let key = Row {
+            index: index.wrapping_mul(max),
+            cycle: cycle.wrapping_mul(max),
+            ..row
+        }
+        .write(bound, frame);
+        for r in 1..count {
+            frame.next_statement();
+            Row {
+                index: index.wrapping_mul(max) + r,
+                cycle: cycle.wrapping_mul(max) + r,
+                ..row
             }
-            let n = match (&bound.rows, partition) {
-                (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
-                _ => bind
-                    .spec
-                    .population
-                    .sample(index, mix(seed, index, SALT_BIND + i as u64)),
+            .write(bound, frame);
+        }
+        key
+    }
+}
+
+/// What one statement's values are made from.
+#[derive(Clone, Copy)]
+struct Row<'t> {
+    seed: u64,
+    /// The number the generators draw with.
+    index: u64,
+    /// nosqlbench's cycle.
+    cycle: u64,
+    text: &'t TextPool,
+    now_nanos: u128,
+}
+
+impl Row<'_> {
+    /// Writes the statement's values; returns the partition key's bytes (empty when unknown).
+    fn write(&self, bound: &BoundOp, frame: &mut ExecuteFrame) -> Range<usize> {
+        let (seed, index) = (self.seed, self.index);
+        let ctx = Context {
+            text: self.text,
+            now_nanos: self.now_nanos,
+            unique: mix(seed, index, 0x7157),
+        };
+        let mut key = 0..0;
+        let partition = bound.rows.as_ref().map(|rows| rows.partition(seed, index));
+        for (i, bind) in bound.binds.iter().enumerate() {
+            let range = if let Some(chain) = &bind.spec.function {
+                let v = chain.eval(self.cycle);
+                frame.value_with(|out| nb::write::write(&bind.ty, &v, out))
+            } else {
+                let n = match (&bound.rows, partition) {
+                    (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
+                    _ => bind
+                        .spec
+                        .population
+                        .sample(index, mix(seed, index, SALT_BIND + i as u64)),
+                };
+                frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out))
             };
-            let range = frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out));
             if bound.routing == Some(i) {
                 key = range;
             }
@@ -192,7 +260,7 @@ fn bind_op<'v>(
     let routing = prepared.routing;
     let (Some(model), Some(shape)) = (&op.rows, &prepared.shape) else {
         let binds = bind_markers(workload, op, &prepared.markers, value)?;
-        return Ok(BoundOp::new(binds, None, routing));
+        return Ok(BoundOp::new(binds, None, routing, op));
     };
     let typed: Vec<(String, CqlType)> = prepared
         .markers
@@ -210,7 +278,7 @@ fn bind_op<'v>(
             ty: marker.ty.clone(),
         })
         .collect();
-    Ok(BoundOp::new(binds, Some(rows), routing))
+    Ok(BoundOp::new(binds, Some(rows), routing, op))
 }
 
 /// An operation's markers bound to the generators `value` finds for their names.

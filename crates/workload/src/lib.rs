@@ -18,8 +18,8 @@ pub mod yaml;
 
 pub use dist::{mix, unit_float, Distribution};
 pub use model::{
-    is_conditional, replication_in, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation,
-    Populate, RowModel, RunHints, Workload,
+    is_conditional, replication_in, Batch, BatchType, ColumnGen, Fields, KeyspaceSpec, Located,
+    OpKind, Operation, Populate, RowModel, RunHints, Workload,
 };
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 

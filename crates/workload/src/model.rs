@@ -138,6 +138,34 @@ pub struct Operation {
     pub kind: OpKind,
     /// Rows generated per partition (cassandra-stress profiles); `None`: `values` alone.
     pub rows: Option<RowModel>,
+    /// Sent as a BATCH of several statements, each with values of its own.
+    pub batch: Option<Batch>,
+}
+
+/// A batched operation: its kind, and how many statements a batch holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub kind: BatchType,
+    pub rows: crate::Distribution,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchType {
+    Logged,
+    Unlogged,
+    Counter,
+}
+
+impl BatchType {
+    /// `logged`, `unlogged` or `counter`, in any case.
+    pub fn parse(text: &str) -> Option<BatchType> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "logged" => Some(BatchType::Logged),
+            "unlogged" => Some(BatchType::Unlogged),
+            "counter" => Some(BatchType::Counter),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a statement is a conditional (lightweight-transaction) write: an `IF` clause

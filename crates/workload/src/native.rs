@@ -3,7 +3,7 @@
 
 use crate::dist::Distribution;
 use crate::keys::{self, entries, get, problem, text, Problem};
-use crate::model::{Located, OpKind, Operation, Populate, Workload};
+use crate::model::{Batch, BatchType, Located, OpKind, Operation, Populate, Workload};
 use crate::value::ValueSpec;
 use crate::yaml::{Node, Value};
 use crate::WorkloadError;
@@ -24,7 +24,9 @@ const OPERATION: &[&str] = &[
     "consistency",
     "serial_consistency",
     "values",
+    "batch",
 ];
+const BATCH: &[&str] = &["type", "rows"];
 const VALUE: &[&str] = &["population", "size", "now"];
 const POPULATE: &[&str] = &["operation", "rows", "values"];
 const CONSISTENCIES: &[&str] = &[
@@ -359,7 +361,44 @@ fn operation(
         values,
         kind: OpKind::Cql,
         rows: None,
+        batch: get(list, "batch")
+            .map(|b| batch(b, &what, subst))
+            .transpose()?,
     })
+}
+
+/// `batch: {type: unlogged, rows: fixed(10)}`: the statement sent that many times in one BATCH,
+/// each with values of its own.
+fn batch(node: &Node, what: &str, subst: &Substitution) -> Result<Batch, Problem> {
+    let list = entries(node, &format!("{what}: batch"), BATCH)?;
+    let kind = match get(list, "type") {
+        Some(n) => {
+            let t = subst.scalar(n, "batch.type")?;
+            BatchType::parse(&t).ok_or_else(|| {
+                problem(
+                    n.line,
+                    format!("{what}: batch type '{t}': use logged, unlogged or counter"),
+                )
+            })?
+        }
+        None => BatchType::Unlogged,
+    };
+    let rows_node = get(list, "rows").ok_or_else(|| {
+        problem(
+            node.line,
+            format!("{what}: batch needs rows (statements per batch, e.g. fixed(10))"),
+        )
+    })?;
+    let t = subst.scalar(rows_node, "batch.rows")?;
+    let rows = Distribution::parse(&t)
+        .map_err(|e| problem(rows_node.line, format!("{what}: batch.rows: {e}")))?;
+    if rows.min < 1 || rows.max > 65_535 {
+        return Err(problem(
+            rows_node.line,
+            format!("{what}: batch.rows must lie between 1 and 65535"),
+        ));
+    }
+    Ok(Batch { kind, rows })
 }
 
 /// `base` with the generators of the `values` mapping `over` (if any) in place of theirs.

@@ -6,7 +6,8 @@
 use crate::dist::Distribution;
 use crate::keys::{self, entries, get, problem, text, Problem};
 use crate::model::{
-    ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, RowModel, Workload,
+    Batch, BatchType, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, RowModel,
+    Workload,
 };
 use crate::yaml::{Node, Value};
 use crate::WorkloadError;
@@ -223,8 +224,22 @@ impl Profile {
             consistency: None,
             serial_consistency: None,
             values: Vec::new(),
+            batch: match kind {
+                OpKind::StressInsert { .. } => self.insert_batch(),
+                _ => None,
+            },
             kind,
             rows: Some(self.model(fields, insert_only)),
+        })
+    }
+
+    /// An insert that writes to several partitions is one batch of a statement per partition
+    /// (`batchtype`, LOGGED unless given); to one partition, a single statement.
+    fn insert_batch(&self) -> Option<Batch> {
+        let partitions = self.insert.partitions?;
+        (partitions.max > 1).then(|| Batch {
+            kind: self.insert.batch_type.unwrap_or(BatchType::Logged),
+            rows: partitions,
         })
     }
 
@@ -294,20 +309,22 @@ fn columnspec(node: &Node) -> Result<Vec<ColumnGen>, Problem> {
 struct InsertOptions {
     line: Option<usize>,
     condition: Option<String>,
+    /// Partitions an insert writes to (one statement each; several make a batch).
+    partitions: Option<Distribution>,
+    batch_type: Option<BatchType>,
 }
 
 fn insert_options(node: &Node) -> Result<InsertOptions, Problem> {
     let list = entries(node, "insert", INSERT)?;
-    for key in ["partitions"] {
-        if let Some(n) = get(list, key) {
-            distribution(n, &format!("insert.{key}"))?;
-        }
-    }
+    let partitions = get(list, "partitions")
+        .map(|n| distribution(n, "insert.partitions"))
+        .transpose()?;
     for key in ["select", "row-population"] {
         if let Some(n) = get(list, key) {
             ratio(n, &format!("insert.{key}"))?;
         }
     }
+    let mut batch_type = None;
     if let Some(n) = get(list, "batchtype") {
         let t = text(n, "insert.batchtype")?;
         if !["LOGGED", "UNLOGGED", "COUNTER"].contains(&t) {
@@ -316,9 +333,12 @@ fn insert_options(node: &Node) -> Result<InsertOptions, Problem> {
                 format!("insert.batchtype '{t}': use LOGGED, UNLOGGED or COUNTER"),
             ));
         }
+        batch_type = BatchType::parse(t);
     }
     Ok(InsertOptions {
         line: Some(node.line),
+        partitions,
+        batch_type,
         condition: get(list, "condition")
             .map(|n| text(n, "insert.condition").map(str::to_string))
             .transpose()?,

@@ -14,7 +14,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::keys::{entries, get, problem, text, Problem};
-use crate::model::{KeyspaceSpec, Located, OpKind, Operation, Populate, RunHints, Workload};
+use crate::model::{
+    Batch, BatchType, KeyspaceSpec, Located, OpKind, Operation, Populate, RunHints, Workload,
+};
 use crate::value::ValueSpec;
 use crate::yaml::{Key, Node, Value};
 use crate::{Distribution, Invocation, WorkloadError};
@@ -260,6 +262,7 @@ struct RawOp {
     bindings: Vec<(String, usize, String)>,
     /// Why the op cannot run here; said only if a step of the scenario selects it.
     unsupported: Option<String>,
+    batch: Option<Batch>,
 }
 
 struct Reader {
@@ -586,6 +589,7 @@ fn operation(op: &RawOp, corpora: &mut CorpusFinder) -> Result<Operation, Proble
         values,
         kind: OpKind::Cql,
         rows: None,
+        batch: op.batch.clone(),
     })
 }
 
@@ -704,6 +708,7 @@ fn raw_op(
         params: params_in.to_vec(),
         bindings: bindings_in.to_vec(),
         unsupported: None,
+        batch: None,
     };
     let entries = match &node.value {
         Value::Scalar { text, .. } => {
@@ -730,13 +735,11 @@ fn raw_op(
         .iter()
         .filter(|(k, _)| !skip.contains(&k.text.as_str()))
         .collect();
-    if let Some(at) = rest
+    if rest
         .iter()
-        .position(|(k, v)| k.text == "batch" || (k.text == "type" && v.scalar() == Some("batch")))
+        .any(|(k, v)| k.text == "batch" || (k.text == "type" && v.scalar() == Some("batch")))
     {
-        op.line = rest[at].0.line;
-        op.unsupported = Some(format!("op '{}': batch ops are not supported yet", op.name));
-        return Ok(op);
+        return batch_op(op, entries, node);
     }
     let statement = rest
         .iter()
@@ -769,6 +772,48 @@ fn raw_op(
             op.params.push((key.text.clone(), v.to_string()));
         }
     }
+    Ok(op)
+}
+
+/// nosqlbench's batch op: `op_template` sent `repeat` times in one BATCH (`batchtype`, unlogged
+/// by default), cycle `c`'s statements at cycles `c × repeat + i`.
+fn batch_op(mut op: RawOp, entries: &[(Key, Node)], node: &Node) -> Result<RawOp, Problem> {
+    let name = op.name.clone();
+    let repeat = match get(entries, "repeat").and_then(Node::scalar) {
+        Some(r) => count(r)
+            .filter(|n| (1..=65_535).contains(n))
+            .ok_or_else(|| {
+                problem(
+                    node.line,
+                    format!("op '{name}': repeat '{r}' is not a count from 1 to 65535"),
+                )
+            })?,
+        None => 1,
+    };
+    let kind = match get(entries, "batchtype").and_then(Node::scalar) {
+        Some(t) => BatchType::parse(t).ok_or_else(|| {
+            problem(
+                node.line,
+                format!("op '{name}': batchtype '{t}': use logged, unlogged or counter"),
+            )
+        })?,
+        None => BatchType::Unlogged,
+    };
+    let Some(template) = get(entries, "op_template") else {
+        return Err(problem(
+            node.line,
+            format!("op '{name}': a batch op needs an op_template"),
+        ));
+    };
+    let inner = raw_op(name, template, &op.block, &op.params, &op.bindings)?;
+    op.cql = inner.cql;
+    op.line = inner.line;
+    op.params = inner.params;
+    op.unsupported = inner.unsupported;
+    op.batch = Some(Batch {
+        kind,
+        rows: Distribution::fixed(repeat as i64),
+    });
     Ok(op)
 }
 
