@@ -562,6 +562,40 @@ fn easy_cass_stress_workloads_run_by_name(host: &str, dir: &Path) {
         }
         assert_eq!(total, 300, "{name}: every operation succeeded: {summary}");
     }
+
+    // LWT carries each key's value from one update to the next: every applied update added one,
+    // and most updates apply (without the carried value almost none would).
+    let out = dir.join("ecs-lwt-state");
+    cqlbench_ok(&[
+        "run",
+        "LWT",
+        "--host",
+        host,
+        "--keyspace",
+        "ecs_lwt",
+        "--drop",
+        "-n",
+        "2000",
+        "--rate",
+        "1000",
+        "--workload.partitions=50",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    let update = &summary["ops"]["update"];
+    let ok = update["count"].as_u64().unwrap();
+    let applied = ok - update["not_applied"].as_u64().unwrap_or(0);
+    let values: Vec<(i32,)> = rows(host, "SELECT value FROM ecs_lwt.lwt");
+    let sum: i64 = values.iter().map(|(v,)| i64::from(*v)).sum();
+    assert_eq!(
+        sum as u64, applied,
+        "each applied update added one: {summary}"
+    );
+    assert!(
+        applied * 2 > ok,
+        "most updates apply with the carried value: {summary}"
+    );
 }
 
 /// Every step of the default scenario runs: the keyspace and table, truncate, rampup as populate
@@ -752,6 +786,7 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             "--read-ratio=0.5",
         ),
     ];
+    let sensors_state = SENSORS.replacen("    weight: 2\n", "    weight: 2\n    state: nope\n", 1);
     let sensors_batch = SENSORS.replacen(
         "    weight: 2\n",
         "    weight: 2\n    batch:\n      type: sideways\n      rows: fixed(2)\n",
@@ -794,6 +829,12 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             "",
             "credentials never go in arguments",
             "password=secret",
+        ),
+        (
+            sensors_state,
+            "",
+            "operation 'insert': state names 'nope', which has no generator in values",
+            "",
         ),
         (
             sensors_batch,

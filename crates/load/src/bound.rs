@@ -7,11 +7,15 @@ use std::time::SystemTime;
 
 use cqlbench_cql::{BatchKind, ExecuteFrame};
 use cqlbench_workload::rows::{RowBinding, TableShape};
+use cqlbench_workload::value::StateRef;
 use cqlbench_workload::value::{self, Context};
 use cqlbench_workload::{
     mix, nb, unit_float, BatchType, CqlType, Distribution, TextPool, ValueSpec, WorkloadError,
 };
+
+use crate::state::{StateTable, StateUpdate};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+use std::sync::Arc;
 
 use crate::workload::{FileWorkload, OpId};
 
@@ -35,6 +39,8 @@ pub struct BoundOp {
     needs_time: bool,
     /// Sent as a BATCH of this kind, of this many statements.
     batch: Option<(BatchKind, Distribution)>,
+    /// The bind whose drawn number names the key of the operation's state values.
+    state_key: Option<usize>,
 }
 
 impl BoundOp {
@@ -59,6 +65,7 @@ impl BoundOp {
             routing,
             needs_time,
             batch,
+            state_key: None,
         }
     }
 }
@@ -90,6 +97,8 @@ pub struct Bound {
     cumulative: Vec<f64>,
     /// The operation populate runs, bound with populate's generators.
     populate: Option<(OpId, BoundOp)>,
+    /// Values kept per key between operations, when an operation has `state`.
+    pub state: Option<Arc<StateTable>>,
 }
 
 const SALT_OP: u64 = 1;
@@ -112,6 +121,12 @@ impl Bound {
             }
             None => None,
         };
+        let keys = ops
+            .iter()
+            .chain(populate.iter().map(|(_, op)| op))
+            .filter_map(|op| op.state_key.map(|k| op.binds[k].spec.population.span()))
+            .max();
+        let state = keys.map(|keys| Arc::new(StateTable::new(keys)));
         let total: f64 = workload.ops.iter().map(|op| op.weight).sum();
         let mut running = 0.0;
         let cumulative = workload
@@ -127,6 +142,7 @@ impl Bound {
             ops,
             cumulative,
             populate,
+            state,
         })
     }
 
@@ -141,7 +157,7 @@ impl Bound {
     }
 
     /// Writes operation `index`'s values (populate's generators below `populate`); returns the
-    /// partition key's bytes (empty when unknown).
+    /// partition key's bytes (empty when unknown) and the state the operation sets if it succeeds.
     pub fn bind(
         &self,
         seed: u64,
@@ -150,7 +166,7 @@ impl Bound {
         op: OpId,
         text: &TextPool,
         frame: &mut ExecuteFrame,
-    ) -> Range<usize> {
+    ) -> (Range<usize>, Option<StateUpdate>) {
         let bound = match &self.populate {
             Some((_, bound)) if index < populate => bound,
             _ => &self.ops[op.index()],
@@ -174,6 +190,7 @@ impl Bound {
             cycle,
             text,
             now_nanos,
+            state: self.state.as_deref(),
         };
         let Some((kind, rows)) = &bound.batch else {
             return row.write(bound, frame);
@@ -185,7 +202,7 @@ impl Bound {
         let count = rows
             .sample(index, mix(seed, index, SALT_ROWS))
             .clamp(1, max as i64) as u64;
-        let key = Row {
+        let (key, mut update) = Row {
             index: index.wrapping_mul(max),
             cycle: cycle.wrapping_mul(max),
             ..row
@@ -193,14 +210,15 @@ impl Bound {
         .write(bound, frame);
         for r in 1..count {
             frame.next_statement();
-            Row {
+            let (_, next) = Row {
                 index: index.wrapping_mul(max) + r,
                 cycle: cycle.wrapping_mul(max) + r,
                 ..row
             }
             .write(bound, frame);
+            update = next.or(update);
         }
-        key
+        (key, update)
     }
 }
 
@@ -214,11 +232,17 @@ struct Row<'t> {
     cycle: u64,
     text: &'t TextPool,
     now_nanos: u128,
+    state: Option<&'t StateTable>,
 }
 
 impl Row<'_> {
-    /// Writes the statement's values; returns the partition key's bytes (empty when unknown).
-    fn write(&self, bound: &BoundOp, frame: &mut ExecuteFrame) -> Range<usize> {
+    /// Writes the statement's values; returns the partition key's bytes (empty when unknown) and
+    /// the key's next state when a value is `state + 1`.
+    fn write(
+        &self,
+        bound: &BoundOp,
+        frame: &mut ExecuteFrame,
+    ) -> (Range<usize>, Option<StateUpdate>) {
         let (seed, index) = (self.seed, self.index);
         let ctx = Context {
             text: self.text,
@@ -227,17 +251,38 @@ impl Row<'_> {
         };
         let mut key = 0..0;
         let partition = bound.rows.as_ref().map(|rows| rows.partition(seed, index));
+        let drawn = |i: usize, spec: &ValueSpec| {
+            spec.population
+                .sample(index, mix(seed, index, SALT_BIND + i as u64))
+        };
+        // The key's slot and value, read before any value is written (a new value may come
+        // before the key in the statement).
+        let state = match (bound.state_key, self.state) {
+            (Some(k), Some(table)) => {
+                let spec = &bound.binds[k].spec;
+                let slot = table.slot(drawn(k, spec) - spec.population.min);
+                Some((slot, table.get(slot)))
+            }
+            _ => None,
+        };
+        let mut update = None;
         for (i, bind) in bound.binds.iter().enumerate() {
-            let range = if let Some(chain) = &bind.spec.function {
+            let range = if let (Some(reads), Some((slot, current))) = (bind.spec.state, state) {
+                let n = match reads {
+                    StateRef::Current => current,
+                    StateRef::Next => {
+                        update = Some((slot, current + 1));
+                        current + 1
+                    }
+                };
+                frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out))
+            } else if let Some(chain) = &bind.spec.function {
                 let v = chain.eval(self.cycle);
                 frame.value_with(|out| nb::write::write(&bind.ty, &v, out))
             } else {
                 let n = match (&bound.rows, partition) {
                     (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
-                    _ => bind
-                        .spec
-                        .population
-                        .sample(index, mix(seed, index, SALT_BIND + i as u64)),
+                    _ => drawn(i, &bind.spec),
                 };
                 frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out))
             };
@@ -245,7 +290,7 @@ impl Row<'_> {
                 key = range;
             }
         }
-        key
+        (key, update)
     }
 }
 
@@ -260,7 +305,11 @@ fn bind_op<'v>(
     let routing = prepared.routing;
     let (Some(model), Some(shape)) = (&op.rows, &prepared.shape) else {
         let binds = bind_markers(workload, op, &prepared.markers, value)?;
-        return Ok(BoundOp::new(binds, None, routing, op));
+        let state_key = state_key(workload, op, &prepared.markers, &binds)?;
+        return Ok(BoundOp {
+            state_key,
+            ..BoundOp::new(binds, None, routing, op)
+        });
     };
     let typed: Vec<(String, CqlType)> = prepared
         .markers
@@ -279,6 +328,45 @@ fn bind_op<'v>(
         })
         .collect();
     Ok(BoundOp::new(binds, Some(rows), routing, op))
+}
+
+/// The bind that names the key of the operation's `state` values; a `state` generator in an
+/// operation without one is refused.
+fn state_key(
+    workload: &FileWorkload,
+    op: &cqlbench_workload::Operation,
+    markers: &[Marker],
+    binds: &[Bind],
+) -> Result<Option<usize>, WorkloadError> {
+    let reads = markers
+        .iter()
+        .zip(binds)
+        .find(|(_, b)| b.spec.state.is_some())
+        .map(|(m, _)| m.name.as_str());
+    let Some(key) = &op.state_key else {
+        return match reads {
+            Some(marker) => Err(workload.at(
+                op.cql.line,
+                format!(
+                    "operation '{}': marker '{marker}' reads state, but the operation has no 'state: MARKER' naming its key",
+                    op.name
+                ),
+            )),
+            None => Ok(None),
+        };
+    };
+    let at = markers
+        .iter()
+        .position(|m| m.name.eq_ignore_ascii_case(key));
+    at.map(Some).ok_or_else(|| {
+        workload.at(
+            op.cql.line,
+            format!(
+                "operation '{}': state names '{key}', which is no bind marker of its statement",
+                op.name
+            ),
+        )
+    })
 }
 
 /// An operation's markers bound to the generators `value` finds for their names.

@@ -24,7 +24,7 @@ use crate::output::{format_result_table, Interval, ResultFiles};
 use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
-use crate::wire::{self, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
+use crate::wire::{self, Binding, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
 use crate::workload::{mix, timeuuid, BuiltIn, KeyPlan, OpId, TextPool, Workload, WorkloadKind};
 use crate::LoadError;
 
@@ -83,10 +83,11 @@ fn fault_panic_from_env() -> Result<Option<(usize, u64)>, LoadError> {
     })
 }
 
-/// Writes operation `index`'s bound values; returns the partition key's bytes (for routing).
-fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Range<usize> {
+/// Writes operation `index`'s bound values; returns the partition key's bytes (for routing) and
+/// the state the operation sets if it succeeds.
+fn bind(ctx: &Ctx, index: u64, op: OpId, frame: &mut ExecuteFrame) -> Binding {
     match &ctx.binder {
-        Binder::BuiltIn(built_in) => bind_built_in(ctx, built_in, index, op, frame),
+        Binder::BuiltIn(built_in) => (bind_built_in(ctx, built_in, index, op, frame), None),
         Binder::File(bound) => bound.bind(
             ctx.plan.seed,
             index,

@@ -16,6 +16,7 @@ mod output;
 mod poll;
 mod recorder;
 mod session;
+mod state;
 mod topology;
 mod wire;
 pub mod workload;

@@ -595,6 +595,7 @@ pub fn wire_config(
         conditional,
         levels,
         request_timeout: options.request_timeout,
+        state: bound.and_then(|b| b.state.clone()),
     })
 }
 

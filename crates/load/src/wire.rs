@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,7 @@ use cqlbench_cql::{
 
 use crate::poll::{self, Epoll};
 use crate::recorder::{Completion, ErrorKind, IntervalRecorder, NO_NODE};
+use crate::state::{StateTable, StateUpdate};
 use crate::topology::{token_of, Topology};
 use crate::workload::OpId;
 
@@ -44,6 +45,9 @@ pub struct WireConfig {
     /// (consistency, serial consistency) protocol codes, by [`OpId::index`].
     pub levels: Vec<(u16, u16)>,
     pub request_timeout: Duration,
+    /// Values kept per key between operations (a workload file's `state`), set as operations
+    /// succeed.
+    pub state: Option<Arc<StateTable>>,
 }
 
 /// Prepared statement ids, by [`OpId::index`].
@@ -61,6 +65,10 @@ fn open(addr: SocketAddr, config: &WireConfig) -> Result<(Stream, Ids), cql::Cql
     Ok((stream, ids))
 }
 
+/// What binding an operation gives: the partition key's bytes in the frame (for routing) and the
+/// state it sets if it succeeds.
+pub type Binding = (Range<usize>, Option<StateUpdate>);
+
 /// An operation waiting for its response.
 #[derive(Debug, Clone, Copy)]
 pub struct Pending {
@@ -74,6 +82,8 @@ pub struct Pending {
     /// it was prepared anew (a schema change evicts the statements of its table after the new table
     /// is visible, so a PREPARE in between is evicted too); after [`MAX_REPREPARES`] it fails.
     pub reprepares: u8,
+    /// The key's state to set when the operation succeeds (and is applied).
+    pub state: Option<StateUpdate>,
 }
 
 /// Re-prepares of one operation before an UNPREPARED answer fails it (a bound, so that a server that
@@ -308,8 +318,7 @@ impl Conn {
     fn read(
         &mut self,
         now: Instant,
-        statements: &[String],
-        conditional: &[bool],
+        config: &WireConfig,
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
         loop {
@@ -332,7 +341,7 @@ impl Conn {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
                     self.in_end += n;
-                    self.parse(now, statements, conditional, completed)?;
+                    self.parse(now, config, completed)?;
                     // Level-triggered epoll reports plain sockets again if more is waiting; TLS may
                     // hold decrypted bytes the socket no longer shows, so read those until empty.
                     if !tls && n < space {
@@ -349,10 +358,10 @@ impl Conn {
     fn parse(
         &mut self,
         now: Instant,
-        statements: &[String],
-        conditional: &[bool],
+        config: &WireConfig,
         completed: &mut Vec<Completion>,
     ) -> io::Result<()> {
+        let (statements, conditional) = (&config.statements, &config.conditional);
         let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
         while let Some(header) = parse_header(&self.inbuf[self.in_start..self.in_end]) {
             if !header.is_response() || header.length > MAX_FRAME {
@@ -404,6 +413,11 @@ impl Conn {
                             self.node as u16,
                         )
                     } else {
+                        if let (None, false, Some(update), Some(table)) =
+                            (outcome, not_applied, pending.state, &config.state)
+                        {
+                            table.set(update);
+                        }
                         Completion {
                             not_applied,
                             ..pending.complete(now, outcome.map(error_kind), self.node as u16)
@@ -576,8 +590,9 @@ impl ThreadConns {
         &mut self,
         config: &WireConfig,
         pending: Pending,
-        bind: impl FnOnce(&mut ExecuteFrame) -> Range<usize>,
+        bind: impl FnOnce(&mut ExecuteFrame) -> Binding,
     ) -> bool {
+        let mut pending = pending;
         let mut frame = std::mem::take(&mut self.frame);
         frame.clear();
         let mut execute = ExecuteFrame::begin(
@@ -587,7 +602,8 @@ impl ThreadConns {
             config.levels[pending.op.index()].0,
             config.levels[pending.op.index()].1,
         );
-        let key = bind(&mut execute);
+        let (key, state) = bind(&mut execute);
+        pending.state = state;
         execute.finish();
         let sent = match self.route(&config.topology, &frame[key]) {
             Some(i) => {
@@ -770,7 +786,7 @@ struct ThreadLoop<'a, T, B> {
 impl<T, B> ThreadLoop<'_, T, B>
 where
     T: Fn(u64) -> OpId,
-    B: FnMut(u64, OpId, &mut ExecuteFrame) -> Range<usize>,
+    B: FnMut(u64, OpId, &mut ExecuteFrame) -> Binding,
 {
     /// Whether the schedule has an operation to release now.
     fn next(&mut self, now: Instant, interval_nanos: Option<f64>) -> Next {
@@ -828,6 +844,7 @@ where
             deadline: now + self.config.request_timeout,
             slot_limited,
             reprepares: 0,
+            state: None,
         };
         self.tally.concurrency_limited += u64::from(slot_limited);
         let bind = &mut self.bind;
@@ -954,16 +971,7 @@ where
             if ready.writable() {
                 flush(&self.epoll, i, conn, now, &mut self.completed);
             }
-            if ready.readable()
-                && conn
-                    .read(
-                        now,
-                        &self.config.statements,
-                        &self.config.conditional,
-                        &mut self.completed,
-                    )
-                    .is_err()
-            {
+            if ready.readable() && conn.read(now, self.config, &mut self.completed).is_err() {
                 conn.fail(now, &mut self.completed);
             }
         }
@@ -1016,7 +1024,7 @@ pub fn run_loop(
     schedule: &Schedule,
     io: &LoopIo,
     op_type: impl Fn(u64) -> OpId,
-    bind: impl FnMut(u64, OpId, &mut ExecuteFrame) -> Range<usize>,
+    bind: impl FnMut(u64, OpId, &mut ExecuteFrame) -> Binding,
 ) -> LoopOutcome {
     io.progress.store(schedule.lane, Ordering::Relaxed);
     let epoll = match Epoll::new() {
@@ -1270,6 +1278,24 @@ mod tests {
         ]
     }
 
+    /// What `parse` reads beside the bytes: the statements, none of them conditional.
+    fn config() -> WireConfig {
+        WireConfig {
+            topology: Topology::default(),
+            connect: cql::ConnectOptions {
+                timeout: Duration::from_secs(1),
+                credentials: None,
+                tls: None,
+                keyspace: None,
+            },
+            statements: statements(),
+            conditional: vec![false; 2],
+            levels: vec![(1, 8); 2],
+            request_timeout: Duration::from_secs(1),
+            state: None,
+        }
+    }
+
     #[test]
     fn a_reply_read_after_the_deadline_is_a_timeout_at_the_deadline() {
         let t0 = Instant::now();
@@ -1281,6 +1307,7 @@ mod tests {
             deadline: t0 + timeout,
             slot_limited: false,
             reprepares: 0,
+            state: None,
         };
         let mut conn = Conn::new(0, 2, None);
         for _ in 0..3 {
@@ -1289,8 +1316,7 @@ mod tests {
         let mut completed = Vec::new();
         // Stream 0 is answered at its deadline: in time, a success at that moment.
         arrive(&mut conn, 0, Opcode::Result, &VOID);
-        conn.parse(t0 + timeout, &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(t0 + timeout, &config(), &mut completed).unwrap();
         // Streams 1 and 2 are answered (a result, and an overloaded error) and read a microsecond
         // after their deadline, before the loop's expiry pass noticed it: the user saw a timeout.
         let late = t0 + timeout + Duration::from_micros(1);
@@ -1298,8 +1324,7 @@ mod tests {
         let mut overloaded = 0x1001i32.to_be_bytes().to_vec();
         cql::frame::put_string(&mut overloaded, "overloaded");
         arrive(&mut conn, 2, Opcode::Error, &overloaded);
-        conn.parse(late, &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(late, &config(), &mut completed).unwrap();
         let outcomes: Vec<_> = completed.iter().map(|c| (c.error, c.done)).collect();
         assert_eq!(
             outcomes,
@@ -1365,6 +1390,7 @@ mod tests {
             deadline: at(1000),
             slot_limited: false,
             reprepares: 0,
+            state: None,
         };
         let mut conn = Conn::new(0, 2, None);
         conn.ids[OpId::READ.index()] = b"old".to_vec();
@@ -1373,13 +1399,8 @@ mod tests {
         let mut completed = Vec::new();
         for round in 0..u64::from(MAX_REPREPARES) {
             arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
-            conn.parse(
-                at(10 * round + 1),
-                &statements(),
-                &[false; 2],
-                &mut completed,
-            )
-            .unwrap();
+            conn.parse(at(10 * round + 1), &config(), &mut completed)
+                .unwrap();
             assert!(completed.is_empty(), "UNPREPARED number {}", round + 1);
             let prepare = parse_header(&conn.out).unwrap();
             assert_eq!(prepare.opcode, Opcode::Prepare as u8);
@@ -1390,13 +1411,8 @@ mod tests {
                 Opcode::Result,
                 &prepared_result(b"old"),
             );
-            conn.parse(
-                at(10 * round + 2),
-                &statements(),
-                &[false; 2],
-                &mut completed,
-            )
-            .unwrap();
+            conn.parse(at(10 * round + 2), &config(), &mut completed)
+                .unwrap();
             assert_eq!(
                 parse_header(&conn.out).unwrap().opcode,
                 Opcode::Execute as u8
@@ -1404,8 +1420,7 @@ mod tests {
             conn.out.clear();
         }
         arrive(&mut conn, 0, Opcode::Error, &unprepared_error(b"old"));
-        conn.parse(at(100), &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(at(100), &config(), &mut completed).unwrap();
         assert_eq!(completed.len(), 1);
         assert_eq!(completed[0].error, Some(ErrorKind::Other));
         assert_eq!(conn.reprepared, u64::from(MAX_REPREPARES));
@@ -1423,6 +1438,7 @@ mod tests {
             deadline: t0 + ms(1) + ms(100),
             slot_limited: false,
             reprepares: 0,
+            state: None,
         };
         let mut conn = Conn::new(0, 2, None);
         conn.ids[OpId::READ.index()] = b"old".to_vec();
@@ -1439,8 +1455,7 @@ mod tests {
         let unprepared = unprepared_error(b"old");
         arrive(&mut conn, 0, Opcode::Error, &unprepared);
         arrive(&mut conn, 1, Opcode::Error, &unprepared);
-        conn.parse(t0 + ms(5), &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(t0 + ms(5), &config(), &mut completed).unwrap();
         assert!(completed.is_empty());
         assert_eq!(conn.live, 2);
         let prepare = parse_header(&conn.out).unwrap();
@@ -1453,8 +1468,7 @@ mod tests {
         // under their own stream ids.
         let prepared = prepared_result(b"new");
         arrive(&mut conn, prepare_stream, Opcode::Result, &prepared);
-        conn.parse(t0 + ms(7), &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(t0 + ms(7), &config(), &mut completed).unwrap();
         assert_eq!(conn.reprepared, 2);
         let first = parse_header(&conn.out).unwrap();
         assert_eq!((first.opcode, first.stream), (Opcode::Execute as u8, 0));
@@ -1463,12 +1477,10 @@ mod tests {
         // Stream 0's answer at 9 ms: one success whose latency and service time hold all three round
         // trips (EXECUTE, PREPARE, EXECUTE again), from the intended start and the first send.
         arrive(&mut conn, 0, Opcode::Result, &VOID);
-        conn.parse(t0 + ms(9), &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(t0 + ms(9), &config(), &mut completed).unwrap();
         // Stream 1's answer comes after the deadline of its first send (2 + 100 ms): a timeout.
         arrive(&mut conn, 1, Opcode::Result, &VOID);
-        conn.parse(t0 + ms(103), &statements(), &[false; 2], &mut completed)
-            .unwrap();
+        conn.parse(t0 + ms(103), &config(), &mut completed).unwrap();
         let outcomes: Vec<_> = completed
             .iter()
             .map(|c| (c.error, c.intended, c.sent, c.done))

@@ -140,6 +140,8 @@ pub struct Operation {
     pub rows: Option<RowModel>,
     /// Sent as a BATCH of several statements, each with values of its own.
     pub batch: Option<Batch>,
+    /// The bind marker whose value names the key the operation's `state` values belong to.
+    pub state_key: Option<String>,
 }
 
 /// A batched operation: its kind, and how many statements a batch holds.

@@ -25,6 +25,7 @@ const OPERATION: &[&str] = &[
     "serial_consistency",
     "values",
     "batch",
+    "state",
 ];
 const BATCH: &[&str] = &["type", "rows"];
 const VALUE: &[&str] = &["population", "size", "now"];
@@ -226,10 +227,22 @@ fn value_spec(node: &Node, name: &str, subst: &Substitution) -> Result<ValueSpec
         Distribution::parse(&text).map_err(|e| problem(node.line, format!("{what}: {e}")))
     };
     if let Some(word) = node.scalar() {
+        let state = match word.split_whitespace().collect::<String>().as_str() {
+            "state" => Some(crate::value::StateRef::Current),
+            "state+1" => Some(crate::value::StateRef::Next),
+            _ => None,
+        };
+        if state.is_some() {
+            return Ok(ValueSpec {
+                state,
+                ..ValueSpec::of(Distribution::fixed(0))
+            });
+        }
         if word.trim() == "now" {
             return Ok(ValueSpec {
                 now: true,
                 function: None,
+                state: None,
                 ..ValueSpec::of(Distribution::fixed(0))
             });
         }
@@ -264,6 +277,7 @@ fn value_spec(node: &Node, name: &str, subst: &Substitution) -> Result<ValueSpec
         size,
         now,
         function: None,
+        state: None,
     })
 }
 
@@ -349,6 +363,7 @@ fn operation(
         }
     };
     let values = merged(shared, get(list, "values"), subst)?;
+    let state_key = state_key(list, &values, &what)?;
     Ok(Operation {
         name: name.to_string(),
         cql: Located {
@@ -364,7 +379,36 @@ fn operation(
         batch: get(list, "batch")
             .map(|b| batch(b, &what, subst))
             .transpose()?,
+        state_key,
     })
+}
+
+/// `state: MARKER`: the operation keeps a value per value of that marker, which its `state` and
+/// `state + 1` generators read (a marker bound to one in an operation without it is refused when
+/// the operation is bound).
+fn state_key(
+    list: &[(crate::yaml::Key, Node)],
+    values: &[(String, Located<ValueSpec>)],
+    what: &str,
+) -> Result<Option<String>, Problem> {
+    let key = get(list, "state")
+        .map(|n| text(n, "state").map(|t| (n.line, t.trim().to_string())))
+        .transpose()?;
+    if let Some((line, marker)) = &key {
+        let Some((_, spec)) = values.iter().find(|(n, _)| n.eq_ignore_ascii_case(marker)) else {
+            return Err(problem(
+                *line,
+                format!("{what}: state names '{marker}', which has no generator in values"),
+            ));
+        };
+        if spec.value.state.is_some() || spec.value.now {
+            return Err(problem(
+                *line,
+                format!("{what}: state's key '{marker}' must be drawn from a population"),
+            ));
+        }
+    }
+    Ok(key.map(|(_, marker)| marker))
 }
 
 /// `batch: {type: unlogged, rows: fixed(10)}`: the statement sent that many times in one BATCH,

@@ -77,6 +77,7 @@ fn column_spec(gen: Option<&ColumnGen>, ty: &CqlType) -> ValueSpec {
         ),
         now: false,
         function: None,
+        state: None,
     }
 }
 

@@ -230,6 +230,7 @@ impl Profile {
             },
             kind,
             rows: Some(self.model(fields, insert_only)),
+            state_key: None,
         })
     }
 

@@ -66,6 +66,18 @@ pub struct ValueSpec {
     pub now: bool,
     /// A nosqlbench binding: the value is this chain applied to the operation's cycle.
     pub function: Option<std::sync::Arc<crate::nb::function::Chain>>,
+    /// The value kept for the operation's key between operations (its `state`).
+    pub state: Option<StateRef>,
+}
+
+/// A value taken from the state kept per key (a compare-and-set's expected and new value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateRef {
+    /// `state`: the key's value (0 until an operation sets it).
+    Current,
+    /// `state + 1`: the key's value plus one, which becomes its value when the operation succeeds
+    /// (and, for a conditional one, is applied).
+    Next,
 }
 
 impl ValueSpec {
@@ -75,6 +87,7 @@ impl ValueSpec {
             size: None,
             now: false,
             function: None,
+            state: None,
         }
     }
 }
@@ -275,6 +288,7 @@ fn plain(spec: &ValueSpec) -> ValueSpec {
         size: None,
         now: spec.now,
         function: None,
+        state: None,
     }
 }
 
@@ -397,6 +411,7 @@ mod tests {
         let now = ValueSpec {
             now: true,
             function: None,
+            state: None,
             ..spec()
         };
         assert_eq!(

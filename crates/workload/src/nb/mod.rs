@@ -590,6 +590,7 @@ fn operation(op: &RawOp, corpora: &mut CorpusFinder) -> Result<Operation, Proble
         kind: OpKind::Cql,
         rows: None,
         batch: op.batch.clone(),
+        state_key: None,
     })
 }
 
