@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use super::function::{Arg, Chain, Corpus, Func, Target, Val};
+use super::function::{Arg, Chain, Corpus, Func, Size, Target, Val};
 
 /// The functions this front end knows, for messages.
 pub const FUNCTIONS: &str = "Identity, Add, Mul, Div, Mod, Hash, Uniform, Normal, HashRange, \
 HashRangeScaled, ToHashedUUID, ToJavaInstant, ToDate, ToEpochTimeUUID, StartingEpochMillis, \
 ToString, HashedFileExtractToString, HashedLineToString, FixedValue, ToLong, ToInt, ToDouble, \
-ToFloat, ToUUID, ElapsedNanoTime, Discard, FirstLines";
+ToFloat, ToUUID, ElapsedNanoTime, Discard, FirstLines, AlphaNumericString, Combinations, Template, \
+Clamp, Min, Max";
 
 /// Finds the text a function names (`'data/lorem_ipsum_full.txt'`): the file beside the workload,
 /// else a built-in corpus.
@@ -122,12 +123,12 @@ fn call(text: &str, corpora: &mut Corpora) -> Result<Func, String> {
         .into_iter()
         .map(str::trim)
         .filter(|a| !a.is_empty())
-        .map(|a| arg(a).map_err(|e| format!("{name}: {e}")))
+        .map(|a| arg(a, corpora).map_err(|e| format!("{name}: {e}")))
         .collect::<Result<_, _>>()?;
     function(name, &args, corpora)
 }
 
-fn arg(text: &str) -> Result<Arg, String> {
+fn arg(text: &str, corpora: &mut Corpora) -> Result<Arg, String> {
     for q in ['\'', '"'] {
         if let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q)) {
             return Ok(Arg::Text(inner.to_string()));
@@ -142,9 +143,7 @@ fn arg(text: &str) -> Result<Arg, String> {
         return Ok(Arg::Float(v));
     }
     if text.contains('(') {
-        return Err(format!(
-            "the argument '{text}' is a function; functions as arguments are not supported"
-        ));
+        return Ok(Arg::Func(Box::new(parse(text, corpora)?)));
     }
     Err(format!(
         "the argument '{text}' is neither a number nor quoted text"
@@ -271,9 +270,50 @@ fn function(name: &str, args: &[Arg], corpora: &mut Corpora) -> Result<Func, Str
                 Arg::Int(v) => Val::Long(*v),
                 Arg::Float(v) => Val::Double(*v),
                 Arg::Text(t) => Val::Text(t.as_str().into()),
+                Arg::Func(_) => return Err(format!("{name} needs a value, not a function")),
             })
         }
         "ElapsedNanoTime" => none(Func::ElapsedNanoTime)?,
+        "AlphaNumericString" => {
+            count(args, &[1], name)?;
+            Func::AlphaNumericString(size(&args[0], name)?)
+        }
+        "Combinations" => {
+            count(args, &[1], name)?;
+            Func::Combinations(combinations(text_arg(args, 0, name)?)?)
+        }
+        "Template" => {
+            let format = text_arg(args, 0, name)?.to_string();
+            let chains = args[1..]
+                .iter()
+                .map(|a| match a {
+                    Arg::Func(chain) => Ok((**chain).clone()),
+                    _ => Err(format!(
+                        "{name}: every argument after the format is a function"
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if format.matches("{}").count() != chains.len() {
+                return Err(format!(
+                    "{name}: the format has {} '{{}}' for {} functions",
+                    format.matches("{}").count(),
+                    chains.len()
+                ));
+            }
+            Func::Template(format, chains)
+        }
+        "Clamp" => {
+            count(args, &[2], name)?;
+            Func::Clamp(int(args, 0, name)?, int(args, 1, name)?)
+        }
+        "Min" => {
+            count(args, &[1], name)?;
+            Func::Clamp(i64::MIN, int(args, 0, name)?)
+        }
+        "Max" => {
+            count(args, &[1], name)?;
+            Func::Clamp(int(args, 0, name)?, i64::MAX)
+        }
         "Discard" => none(Func::FixedValue(Val::Text("discard".into())))?,
         "FirstLines" => {
             count(args, &[1, 2], name)?;
@@ -304,6 +344,57 @@ fn function(name: &str, args: &[Arg], corpora: &mut Corpora) -> Result<Func, Str
             ))
         }
     })
+}
+
+/// A length: a whole number or a function of the input.
+fn size(arg: &Arg, name: &str) -> Result<Size, String> {
+    match arg {
+        Arg::Int(n) => Ok(Size::Fixed(*n)),
+        Arg::Func(chain) => Ok(Size::Of(chain.clone())),
+        _ => Err(format!(
+            "{name} needs a length: a whole number or a function"
+        )),
+    }
+}
+
+/// `A-Z;0-9` (positions split by `;` or `,`, each a set of characters with ranges, `X*3` three
+/// positions of X).
+fn combinations(spec: &str) -> Result<Vec<Vec<char>>, String> {
+    let mut positions = Vec::new();
+    for part in spec
+        .split([';', ','])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (set, times) = match part.rsplit_once('*') {
+            Some((set, n)) => (
+                set,
+                n.trim().parse::<usize>().map_err(|_| {
+                    format!("Combinations: '{part}' repeats a set by a whole number")
+                })?,
+            ),
+            None => (part, 1),
+        };
+        let chars: Vec<char> = set.chars().collect();
+        let mut expanded = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            if i + 2 < chars.len() && chars[i + 1] == '-' {
+                expanded.extend(chars[i]..=chars[i + 2]);
+                i += 3;
+            } else {
+                expanded.push(chars[i]);
+                i += 1;
+            }
+        }
+        for _ in 0..times {
+            positions.push(expanded.clone());
+        }
+    }
+    if positions.is_empty() {
+        return Err("Combinations needs at least one position, e.g. 'A-Z;0-9'".into());
+    }
+    Ok(positions)
 }
 
 /// `2018-10-02 04:00:00` (or with `T`, or a date alone), UTC, as Unix milliseconds.
@@ -358,6 +449,39 @@ mod tests {
     fn hash_is_nosqlbench_s_murmur3_of_the_long() {
         // murmur3_128 (seed 0) of 5L's eight big-endian bytes: h1 = 0x3df498b19568b584.
         assert_eq!(super::super::function::hash_long(5), 0x3df4_98b1_9568_b584);
+    }
+
+    #[test]
+    fn strings_made_of_combinations_templates_and_hashes() {
+        let text = |t: &str, x: u64| match chain(t).eval(x) {
+            Val::Text(s) => s.to_string(),
+            other => panic!("{t} gave {other:?}"),
+        };
+        let combos: Vec<String> = [0, 1, 2, 5, 6]
+            .iter()
+            .map(|&x| text("Combinations('A-C;0-1')", x))
+            .collect();
+        assert_eq!(combos, ["A0", "A1", "B0", "C1", "A0"]);
+        assert_eq!(text("Combinations('0-9*3')", 42), "042");
+        assert_eq!(text("Template('{}-{}', Identity(), Add(10))", 5), "5-16");
+        for x in 0..50 {
+            let s = text("AlphaNumericString(HashRange(10,20))", x);
+            assert!((10..=20).contains(&s.len()), "{s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()),
+                "{s}"
+            );
+            assert_eq!(
+                s,
+                text("AlphaNumericString(HashRange(10,20))", x),
+                "the same cycle, the same text"
+            );
+        }
+        assert_eq!(chain("Clamp(0,10)").eval(42), Val::Long(10));
+        assert!(parse("Template('{}', 5)", &mut corpora())
+            .unwrap_err()
+            .contains("function"));
     }
 
     #[test]

@@ -97,6 +97,24 @@ pub enum Arg {
     Int(i64),
     Float(f64),
     Text(String),
+    /// A function as an argument (`AlphaNumericString(HashRange(10,20))`), applied to the input.
+    Func(Box<Chain>),
+}
+
+/// A length given as a number or as a function of the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Size {
+    Fixed(i64),
+    Of(Box<Chain>),
+}
+
+impl Size {
+    fn at(&self, x: i64) -> i64 {
+        match self {
+            Size::Fixed(n) => *n,
+            Size::Of(chain) => chain.eval(x as u64).as_long().unwrap_or(0),
+        }
+    }
 }
 
 /// A text a function reads lines or extracts from (`data/lorem_ipsum_full.txt`).
@@ -182,6 +200,14 @@ pub enum Func {
     FixedValue(Val),
     /// `ElapsedNanoTime()`: nanoseconds on the client's monotonic clock (the input is ignored).
     ElapsedNanoTime,
+    /// `AlphaNumericString(len)`: `len` characters of 0-9A-Z, each from a hash of the last.
+    AlphaNumericString(Size),
+    /// `Combinations('A-Z;0-9')`: the input as mixed-radix digits over each position's characters.
+    Combinations(Vec<Vec<char>>),
+    /// `Template('{}-{}', f1, f2)`: each `{}` replaced by function i of input + i.
+    Template(String, Vec<Chain>),
+    /// `Clamp(min,max)`, `Min(n)`, `Max(n)`.
+    Clamp(i64, i64),
     /// A conversion written `-> int`, `-> String`, `-> double`, …
     Convert(Target),
 }
@@ -335,6 +361,38 @@ fn apply(f: &Func, v: Val) -> Val {
         }
         Func::FixedValue(fixed) => fixed.clone(),
         Func::ElapsedNanoTime => Val::Long(elapsed_nanos()),
+        Func::AlphaNumericString(size) => {
+            const CHARS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+            let x = v.as_long().unwrap_or(0);
+            let mut h = x;
+            let text: String = (0..size.at(x).max(0))
+                .map(|_| {
+                    h = hash_long(h);
+                    CHARS[(h.rem_euclid(CHARS.len() as i64)) as usize] as char
+                })
+                .collect();
+            Val::Text(text.into())
+        }
+        Func::Combinations(positions) => {
+            Val::Text(combination(positions, v.as_long().unwrap_or(0)).into())
+        }
+        Func::Template(format, chains) => {
+            let x = v.as_long().unwrap_or(0);
+            let mut out = String::with_capacity(format.len() + 16);
+            let mut parts = format.split("{}");
+            out.push_str(parts.next().unwrap_or(""));
+            for (i, part) in parts.enumerate() {
+                if let Some(chain) = chains.get(i) {
+                    out.push_str(&chain.eval(x.wrapping_add(i as i64) as u64).to_text());
+                }
+                out.push_str(part);
+            }
+            Val::Text(out.into())
+        }
+        Func::Clamp(min, max) => match v {
+            Val::Double(d) => Val::Double(d.clamp(*min as f64, *max as f64)),
+            other => Val::Long(other.as_long().unwrap_or(0).clamp(*min, *max)),
+        },
         Func::Convert(target) => convert(v, *target),
     }
 }
@@ -375,6 +433,18 @@ fn elapsed_nanos() -> i64 {
     static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let origin = ORIGIN.get_or_init(std::time::Instant::now);
     origin.elapsed().as_nanos() as i64
+}
+
+/// `x` written as mixed-radix digits, most significant first, each over its position's characters.
+fn combination(positions: &[Vec<char>], x: i64) -> String {
+    let mut rest = x.max(0) as u128;
+    let mut digits = Vec::with_capacity(positions.len());
+    for chars in positions.iter().rev() {
+        let radix = chars.len().max(1) as u128;
+        digits.push(chars.get((rest % radix) as usize).copied().unwrap_or('?'));
+        rest /= radix;
+    }
+    digits.iter().rev().collect()
 }
 
 /// `len` bytes of `text` from `start`, moved to character boundaries.
