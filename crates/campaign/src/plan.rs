@@ -682,8 +682,11 @@ fn check_load(
         return Err(at.error(span, "repeats", "repeats must be at least 1"));
     }
     let (args, mut populate) = check_args(at, &workload, raw.args.as_ref())?;
-    if cqlbench_workload::is_file_argument(&workload) && raw.args.is_none() {
-        // A workload file is compiled now, so that a plan with a bad one never starts.
+    let compiled = cqlbench_workload::is_file_argument(&workload)
+        || cqlbench_workload::catalog::find(&workload).is_some();
+    if compiled && raw.args.is_none() {
+        // A workload file (or a shipped one) is compiled now, so that a plan with a bad one never
+        // starts, and its populate is known.
         let options = run_args(&workload, &[])
             .and_then(|a| a.to_options(vec!["127.0.0.1".to_string()]))
             .map_err(|e| at.error(raw.workload.span(), "workload", e.to_string()))?;
@@ -776,13 +779,15 @@ fn parse_positive_duration(
     Ok(parsed)
 }
 
-/// The plan's workload: a built-in one's name, or a workload file's path, relative to the plan's
-/// directory when it is not absolute.
+/// The plan's workload: a built-in or shipped one's name (`KeyValue`, `LWT`), or a workload file's
+/// path, relative to the plan's directory when it is not absolute.
 fn workload_of(at: &Locator, workload: &Spanned<String>) -> Result<String, CampaignError> {
     let name = workload.get_ref();
     if !cqlbench_workload::is_file_argument(name) {
-        cqlbench_load::find_workload(name)
-            .map_err(|e| at.error(workload.span(), "workload", e.to_string()))?;
+        if cqlbench_workload::catalog::find(name).is_none() {
+            cqlbench_load::find_workload(name)
+                .map_err(|e| at.error(workload.span(), "workload", e.to_string()))?;
+        }
         return Ok(name.clone());
     }
     let path = Path::new(name);
@@ -975,6 +980,14 @@ duration = "30m"
             .unwrap_err()
             .to_string();
         assert!(bad.contains("mine.yaml:5: unknown key 'rowz'"), "{bad}");
+        // A shipped workload by name: compiled too, its populate known.
+        let shipped = GOOD.replace("BasicTimeSeries", "Locking").replace(
+            "args = \"-c 50 --pg sequence -t 8 -r 0.2 --populate 200000\"\n",
+            "",
+        );
+        let plan = parse_plan(plan_path.to_str().unwrap(), &shipped).unwrap();
+        assert_eq!(plan.load.workload, "Locking");
+        assert_eq!(plan.load.populate, 1_000_000, "Locking populates every key");
     }
 
     #[test]

@@ -100,31 +100,30 @@ fn rate_charts(campaign: &Campaign) -> Vec<Chart> {
             dashed: true,
         });
     }
-    vec![
-        chart(
-            "Writes p99 vs rate",
-            "p99 (ms)",
-            per_rate_series(campaign, |c| c.summary.of_op("write", |o| o.latency_ms.p99)),
-        ),
-        chart(
-            "Reads p99 vs rate",
-            "p99 (ms)",
-            per_rate_series(campaign, |c| c.summary.of_op("read", |o| o.latency_ms.p99)),
-        ),
-        chart(
-            "p99.9 vs rate (worst operation type)",
-            "p99.9 (ms)",
-            per_rate_series(campaign, |c| c.summary.max_over_ops(|o| o.latency_ms.p999)),
-        ),
-        chart(
-            "Offered vs achieved throughput",
-            "successful ops/s",
-            achieved,
-        ),
-    ]
-    .into_iter()
-    .filter(|c| !c.series.is_empty())
-    .collect()
+    let per_op = crate::tables::op_titles(campaign)
+        .into_iter()
+        .map(|(op, title)| {
+            chart(
+                &format!("{title} p99 vs rate"),
+                "p99 (ms)",
+                per_rate_series(campaign, |c| c.summary.of_op(&op, |o| o.latency_ms.p99)),
+            )
+        });
+    per_op
+        .chain([
+            chart(
+                "p99.9 vs rate (worst operation type)",
+                "p99.9 (ms)",
+                per_rate_series(campaign, |c| c.summary.max_over_ops(|o| o.latency_ms.p999)),
+            ),
+            chart(
+                "Offered vs achieved throughput",
+                "successful ops/s",
+                achieved,
+            ),
+        ])
+        .filter(|c| !c.series.is_empty())
+        .collect()
 }
 
 /// Corrected p99 and max of each second of a cell's measured phase, per operation (intervals.csv).

@@ -29,27 +29,37 @@ pub struct Table {
 }
 
 /// A figure of a cell's summary, where it exists.
-type Figure = fn(&Summary) -> Option<f64>;
+type Figure<'a> = &'a dyn Fn(&Summary) -> Option<f64>;
 
 fn achieved_rate(s: &Summary) -> Option<f64> {
     Some(s.achieved_rate)
 }
 
-fn writes_avg_p99(s: &Summary) -> Option<f64> {
-    s.of_op("write", |o| o.avg_p99_ms)
-}
-
-fn reads_avg_p99(s: &Summary) -> Option<f64> {
-    s.of_op("read", |o| o.avg_p99_ms)
-}
-
-/// The largest windowed p99 of the writes and the reads.
+/// The largest windowed p99 of every operation.
 fn max_p99(s: &Summary) -> Option<f64> {
-    let max = |o: &OpSummary| o.max_p99_ms;
-    [s.of_op("write", max), s.of_op("read", max)]
-        .into_iter()
-        .flatten()
-        .reduce(f64::max)
+    s.max_over_ops(|o: &OpSummary| o.max_p99_ms)
+}
+
+/// The operation names of a campaign's cells, in order, and what their tables are called: the
+/// built-ins' `write` and `read` as the seeds name them ("Writes", "Reads"), a workload file's
+/// operations by name.
+pub fn op_titles(campaign: &Campaign) -> Vec<(String, String)> {
+    let mut names: Vec<String> = Vec::new();
+    for cell in &campaign.cells {
+        for name in cell.summary.ops.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let built_in = names.iter().all(|n| n == "read" || n == "write");
+    if built_in {
+        return [("write", "Writes"), ("read", "Reads")]
+            .into_iter()
+            .map(|(op, title)| (op.to_string(), title.to_string()))
+            .collect();
+    }
+    names.into_iter().map(|n| (n.clone(), n)).collect()
 }
 
 /// How the repeats of one cell combine into one table entry.
@@ -59,33 +69,29 @@ enum Combine {
     Max,
 }
 
-/// Throughput, Writes Average p99, Reads Average p99 and Max p99, as seed 000 lays them out.
+/// Throughput, Writes Average p99, Reads Average p99 and Max p99, as seed 000 lays them out (a
+/// workload file's operations each get their Average p99 table in place of Writes and Reads).
 /// Repeats of a cell are averaged (the maximum for Max p99).
 pub fn seed_tables(campaign: &Campaign) -> Vec<Table> {
-    vec![
-        table(
+    let mut tables = vec![table(
+        campaign,
+        "Throughput",
+        "ops/s",
+        &achieved_rate,
+        Combine::Mean,
+    )];
+    for (op, title) in op_titles(campaign) {
+        let figure = move |s: &Summary| s.of_op(&op, |o| o.avg_p99_ms);
+        tables.push(table(
             campaign,
-            "Throughput",
-            "ops/s",
-            achieved_rate,
-            Combine::Mean,
-        ),
-        table(
-            campaign,
-            "Writes Average p99",
+            &format!("{title} Average p99"),
             "ms",
-            writes_avg_p99,
+            &figure,
             Combine::Mean,
-        ),
-        table(
-            campaign,
-            "Reads Average p99",
-            "ms",
-            reads_avg_p99,
-            Combine::Mean,
-        ),
-        table(campaign, "Max p99", "ms", max_p99, Combine::Max),
-    ]
+        ));
+    }
+    tables.push(table(campaign, "Max p99", "ms", &max_p99, Combine::Max));
+    tables
 }
 
 /// One figure per cell, combined over the repeats.
@@ -282,6 +288,59 @@ mod tests {
         assert!(
             markdown.contains("\n† G1 at 400 ops/s (repeat 2) is doubtful"),
             "{markdown}"
+        );
+    }
+
+    #[test]
+    fn a_workload_file_s_operations_each_get_a_table() {
+        use crate::cells::RateKey;
+        let op = |p99: f64| OpSummary {
+            count: 10,
+            avg_p99_ms: Some(p99),
+            max_p99_ms: Some(p99 * 2.0),
+            ..OpSummary::default()
+        };
+        let summary = |ops: &[(&str, f64)]| Summary {
+            ops: ops.iter().map(|(n, p)| (n.to_string(), op(*p))).collect(),
+            ..Summary::default()
+        };
+        let campaign = |ops: &[(&str, f64)]| Campaign {
+            dir: std::path::PathBuf::new(),
+            configs: vec!["G1".into()],
+            rates: vec![RateKey("400".into())],
+            cells: vec![Cell {
+                config: "G1".into(),
+                rate: RateKey("400".into()),
+                repeat: None,
+                dir: std::path::PathBuf::new(),
+                summary: summary(ops),
+            }],
+            environment: None,
+        };
+        let titles =
+            |c: &Campaign| -> Vec<String> { seed_tables(c).into_iter().map(|t| t.title).collect() };
+        let file = campaign(&[("main_select", 2.0), ("main_write", 3.0)]);
+        assert_eq!(
+            titles(&file),
+            [
+                "Throughput",
+                "main_select Average p99",
+                "main_write Average p99",
+                "Max p99"
+            ]
+        );
+        let tables = seed_tables(&file);
+        assert_eq!(formatted_rows(&tables[2])[0].1, ["3.00"]);
+        assert_eq!(formatted_rows(&tables[3])[0].1, ["6.00"]);
+        let built_in = campaign(&[("read", 2.0), ("write", 3.0)]);
+        assert_eq!(
+            titles(&built_in),
+            [
+                "Throughput",
+                "Writes Average p99",
+                "Reads Average p99",
+                "Max p99"
+            ]
         );
     }
 
