@@ -407,6 +407,89 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     a_nosqlbench_workload_runs_its_scenario(host, dir.path());
     easy_cass_stress_workloads_run_by_name(host, dir.path());
     batches_send_their_rows_together(host, dir.path());
+    two_clients_share_a_workload_file(host, dir.path());
+}
+
+/// Two load clients (`--clients 2`) of one workload file: each populates its half of the rows,
+/// and their merged result holds the whole schedule under the file's operation names.
+fn two_clients_share_a_workload_file(host: &str, dir: &Path) {
+    let file = write(
+        dir,
+        "shared.yaml",
+        r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS shared (k bigint PRIMARY KEY, v text)
+values:
+  k: uniform(1..1000)
+  v: uniform(1..1000)
+populate:
+  operation: put
+  rows: 1000
+  values:
+    k: seq(1..1000)
+operations:
+  put:
+    cql: INSERT INTO shared (k, v) VALUES (?, ?)
+  get:
+    cql: SELECT * FROM shared WHERE k = ?
+"#,
+    );
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 8.0;
+    let start = format!("{start:.1}");
+    let mut clients = Vec::new();
+    for id in ["0", "1"] {
+        let out = dir.join(format!("shared-{id}"));
+        clients.push(run_support::spawn_cqlbench(&[
+            "run",
+            &file,
+            "--host",
+            host,
+            "--keyspace",
+            "shared",
+            "--clients",
+            "2",
+            "--client-id",
+            id,
+            "--start-at",
+            &start,
+            "-n",
+            "2000",
+            "--rate",
+            "1000",
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+    }
+    for client in clients {
+        let out = client.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let merged = dir.join("shared-merged");
+    cqlbench_ok(&[
+        "report",
+        "merge",
+        "--out",
+        merged.to_str().unwrap(),
+        dir.join("shared-0").to_str().unwrap(),
+        dir.join("shared-1").to_str().unwrap(),
+    ]);
+    let summary = read_summary(&merged);
+    let count = |op: &str| summary["ops"][op]["count"].as_u64().unwrap_or(0);
+    assert_eq!(count("put") + count("get"), 2000, "{summary}");
+    for id in ["0", "1"] {
+        let own = read_summary(&dir.join(format!("shared-{id}")));
+        assert_eq!(own["populate"]["count"], 500, "client {id} populates half: {own}");
+    }
+    let keys: Vec<(i64,)> = rows(host, "SELECT k FROM shared.shared");
+    assert_eq!(keys.len(), 1000, "together the clients populated every key");
 }
 
 /// A native batch writes `rows` statements per operation, each with values of its own (populate's
