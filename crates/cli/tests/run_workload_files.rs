@@ -486,7 +486,10 @@ operations:
     assert_eq!(count("put") + count("get"), 2000, "{summary}");
     for id in ["0", "1"] {
         let own = read_summary(&dir.join(format!("shared-{id}")));
-        assert_eq!(own["populate"]["count"], 500, "client {id} populates half: {own}");
+        assert_eq!(
+            own["populate"]["count"], 500,
+            "client {id} populates half: {own}"
+        );
     }
     let keys: Vec<(i64,)> = rows(host, "SELECT k FROM shared.shared");
     assert_eq!(keys.len(), 1000, "together the clients populated every key");
