@@ -434,12 +434,10 @@ operations:
     cql: SELECT * FROM shared WHERE k = ?
 "#,
     );
-    let start = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-        + 8.0;
-    let start = format!("{start:.1}");
+    // The common start is written once both clients are ready (populated), as an orchestrator
+    // does: no guess of how long connecting and populating take.
+    let start_file = dir.join("shared-start");
+    let start_arg = format!("@{}", start_file.display());
     let mut clients = Vec::new();
     for id in ["0", "1"] {
         let out = dir.join(format!("shared-{id}"));
@@ -455,7 +453,7 @@ operations:
             "--client-id",
             id,
             "--start-at",
-            &start,
+            &start_arg,
             "-n",
             "2000",
             "--rate",
@@ -464,13 +462,38 @@ operations:
             out.to_str().unwrap(),
         ]));
     }
-    for client in clients {
+    let mut stderr_seen = Vec::new();
+    for client in &mut clients {
+        let stderr = client.stderr.take().unwrap();
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+        let mut seen = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.starts_with("ready:") {
+                break;
+            }
+        }
+        assert!(seen.contains("ready:"), "a client never got ready:\n{seen}");
+        // Keep reading the rest in the background so that the client never blocks on a full pipe.
+        stderr_seen.push(std::thread::spawn(move || {
+            lines.map_while(Result::ok).collect::<Vec<_>>().join("\n")
+        }));
+    }
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 1.0;
+    // Written whole, then moved into place: a client never reads half a line.
+    let partial = dir.join("shared-start.partial");
+    std::fs::write(&partial, format!("{start:.3}\n")).unwrap();
+    std::fs::rename(&partial, &start_file).unwrap();
+    for (client, rest) in clients.into_iter().zip(stderr_seen) {
         let out = client.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let rest = rest.join().unwrap();
+        assert!(out.status.success(), "{rest}");
     }
     let merged = dir.join("shared-merged");
     cqlbench_ok(&[

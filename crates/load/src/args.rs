@@ -27,6 +27,10 @@ Examples:
       (results carry one entry per operation name: insert, read, ...)
   cqlbench run cqlstress-example.yaml --mix \"ops(insert=1,simple1=9)\" --rate 5000 -d 10m
       a cassandra-stress user profile, unchanged
+  cqlbench run cql_tabular2.yaml rampup-cycles=1M main-cycles=100M rf=3 partsize=5000
+      a nosqlbench workload, unchanged: its default scenario, NAME=VALUE parameters
+  cqlbench run LWT --rate 2000 -d 5m
+      one of easy-cass-stress's workloads, shipped as files (`cqlbench workloads` lists them)
 
 How latency is measured:
   Every operation has an intended start on the fixed-rate schedule (--rate). Its latency
@@ -118,9 +122,9 @@ never the command line.";
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
-    /// Workload: BasicTimeSeries, KeyValue or Tabular (`cqlbench workloads` shows schema and
-    /// parameters), or a workload file: cqlbench's format or a cassandra-stress user profile
-    /// (README "Workload files")
+    /// Workload: a built-in one (BasicTimeSeries, KeyValue, Tabular), a shipped one (LWT, SAI, …;
+    /// `cqlbench workloads` lists them all), or a workload file: cqlbench's format, a
+    /// cassandra-stress user profile or a nosqlbench workload (README "Workload files")
     #[arg(value_name = "WORKLOAD")]
     pub workload: String,
 
