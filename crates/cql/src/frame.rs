@@ -564,15 +564,19 @@ mod tests {
 
     #[test]
     fn a_batch_repeats_one_prepared_statement_with_its_own_values() {
-        let id = [7u8; 4];
-        let mut frame = Vec::new();
-        let mut f = ExecuteFrame::begin(&mut frame, 3, &id, 0x0006, 0x0009);
-        f.into_batch(BatchKind::Unlogged);
-        f.value(b"a");
-        f.next_statement();
-        f.value(b"bc");
-        f.value(b"d");
-        f.finish();
+        // Statement 1 binds "a", statement 2 "bc" and "d".
+        let batch = |id: &[u8]| {
+            let mut frame = Vec::new();
+            let mut f = ExecuteFrame::begin(&mut frame, 3, id, 0x0006, 0x0009);
+            f.into_batch(BatchKind::Unlogged);
+            f.value(b"a");
+            f.next_statement();
+            f.value(b"bc");
+            f.value(b"d");
+            f.finish();
+            frame
+        };
+        let mut frame = batch(&[7; 4]);
         let h = parse_header(&frame).unwrap();
         assert_eq!((h.opcode, h.stream), (Opcode::Batch as u8, 3));
         assert_eq!(h.frame_len(), frame.len());
@@ -585,15 +589,7 @@ mod tests {
         assert_eq!(&frame[HEADER_LEN..], &body[..]);
         // Another node's id for the statement replaces every child's.
         replace_execute_id(&mut frame, &[9; 16]);
-        let mut expected = Vec::new();
-        let mut f = ExecuteFrame::begin(&mut expected, 3, &[9; 16], 0x0006, 0x0009);
-        f.into_batch(BatchKind::Unlogged);
-        f.value(b"a");
-        f.next_statement();
-        f.value(b"bc");
-        f.value(b"d");
-        f.finish();
-        assert_eq!(frame, expected);
+        assert_eq!(frame, batch(&[9; 16]));
     }
 
     #[test]

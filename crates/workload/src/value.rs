@@ -149,8 +149,42 @@ pub fn timeuuid(unix_nanos: u128, unique: u64) -> [u8; 16] {
     id
 }
 
+/// Writes the whole number `n` as `ty` where the type is one (the integers, varint, decimal, a
+/// timestamp's milliseconds, a date's days since the epoch, a time's nanoseconds of the day);
+/// `false`, writing nothing, for any other type.
+pub fn write_whole(ty: &CqlType, n: i64, out: &mut Vec<u8>) -> bool {
+    match ty {
+        CqlType::Boolean => out.push(u8::from(n & 1 == 1)),
+        CqlType::TinyInt => out.push(n as i8 as u8),
+        CqlType::SmallInt => out.extend_from_slice(&(n as i16).to_be_bytes()),
+        CqlType::Int => out.extend_from_slice(&(n as i32).to_be_bytes()),
+        CqlType::BigInt | CqlType::Counter | CqlType::Timestamp => {
+            out.extend_from_slice(&n.to_be_bytes())
+        }
+        CqlType::Varint => varint(n, out),
+        CqlType::Decimal => {
+            out.extend_from_slice(&0i32.to_be_bytes());
+            varint(n, out);
+        }
+        CqlType::Date => {
+            let days = (1i64 << 31) + n;
+            out.extend_from_slice(&(days as u32).to_be_bytes());
+        }
+        CqlType::Time => {
+            let nanos = n.rem_euclid(86_400 * 1_000_000_000);
+            out.extend_from_slice(&nanos.to_be_bytes());
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Writes the value of `spec` for the drawn number `n` as `ty` (its bytes, without the length).
 pub fn write(ty: &CqlType, spec: &ValueSpec, n: i64, ctx: &Context, out: &mut Vec<u8>) {
+    let time_now = spec.now && *ty == CqlType::Timestamp;
+    if !time_now && write_whole(ty, n, out) {
+        return;
+    }
     let size = |n: i64| {
         spec.size
             .as_ref()
@@ -166,33 +200,12 @@ pub fn write(ty: &CqlType, spec: &ValueSpec, n: i64, ctx: &Context, out: &mut Ve
                 out.extend_from_slice(ctx.text.slice(mix(n as u64, 1, 0), len - 8));
             }
         }
-        CqlType::Boolean => out.push(u8::from(n & 1 == 1)),
-        CqlType::TinyInt => out.push(n as i8 as u8),
-        CqlType::SmallInt => out.extend_from_slice(&(n as i16).to_be_bytes()),
-        CqlType::Int => out.extend_from_slice(&(n as i32).to_be_bytes()),
-        CqlType::BigInt | CqlType::Counter => out.extend_from_slice(&n.to_be_bytes()),
-        CqlType::Varint => varint(n, out),
         CqlType::Float => out.extend_from_slice(&(n as f32).to_be_bytes()),
         CqlType::Double => out.extend_from_slice(&(n as f64).to_be_bytes()),
-        CqlType::Decimal => {
-            out.extend_from_slice(&0i32.to_be_bytes());
-            varint(n, out);
-        }
+        // `now` (every other whole-number type was written above).
         CqlType::Timestamp => {
-            let ms = if spec.now {
-                (ctx.now_nanos / 1_000_000) as i64
-            } else {
-                n
-            };
+            let ms = (ctx.now_nanos / 1_000_000) as i64;
             out.extend_from_slice(&ms.to_be_bytes());
-        }
-        CqlType::Date => {
-            let days = (1i64 << 31) + n;
-            out.extend_from_slice(&(days as u32).to_be_bytes());
-        }
-        CqlType::Time => {
-            let nanos = n.rem_euclid(86_400 * 1_000_000_000);
-            out.extend_from_slice(&nanos.to_be_bytes());
         }
         CqlType::Uuid => {
             let mut id = [0u8; 16];
@@ -321,7 +334,7 @@ fn with_length(out: &mut Vec<u8>, fill: impl FnOnce(&mut Vec<u8>)) {
 }
 
 /// Two's complement, big-endian, in as few bytes as hold the sign.
-pub(crate) fn varint(n: i64, out: &mut Vec<u8>) {
+fn varint(n: i64, out: &mut Vec<u8>) {
     let bytes = n.to_be_bytes();
     let mut skip = 0;
     while skip < 7 {

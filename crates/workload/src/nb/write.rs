@@ -2,7 +2,7 @@
 //! the Java object nosqlbench binds.
 
 use super::function::Val;
-use crate::value::{varint, CqlType};
+use crate::value::{write_whole, CqlType};
 
 /// Why a binding's value cannot be written as a marker's type.
 pub fn mismatch(ty: &CqlType, v: &Val) -> Option<String> {
@@ -38,27 +38,13 @@ pub fn write(ty: &CqlType, v: &Val, out: &mut Vec<u8>) {
             Val::Text(t) => out.extend_from_slice(t.as_bytes()),
             _ => out.extend_from_slice(&long().to_be_bytes()),
         },
-        CqlType::Boolean => out.push(u8::from(long() & 1 == 1)),
-        CqlType::TinyInt => out.push(long() as i8 as u8),
-        CqlType::SmallInt => out.extend_from_slice(&(long() as i16).to_be_bytes()),
-        CqlType::Int => out.extend_from_slice(&(long() as i32).to_be_bytes()),
-        CqlType::BigInt | CqlType::Counter | CqlType::Timestamp => {
-            out.extend_from_slice(&long().to_be_bytes())
-        }
-        CqlType::Time => {
-            out.extend_from_slice(&long().rem_euclid(86_400_000_000_000).to_be_bytes())
-        }
+        // A java.util.Date or Instant bound to a date is its day.
         CqlType::Date => {
             let days = match v {
                 Val::Instant(ms) => ms.div_euclid(86_400_000),
                 _ => long(),
             };
-            out.extend_from_slice(&(((1i64 << 31) + days) as u32).to_be_bytes());
-        }
-        CqlType::Varint => varint(long(), out),
-        CqlType::Decimal => {
-            out.extend_from_slice(&0i32.to_be_bytes());
-            varint(long(), out);
+            write_whole(ty, days, out);
         }
         CqlType::Float => {
             out.extend_from_slice(&(v.as_double().unwrap_or(0.0) as f32).to_be_bytes())
@@ -69,6 +55,8 @@ pub fn write(ty: &CqlType, v: &Val, out: &mut Vec<u8>) {
                 out.extend_from_slice(&u.to_be_bytes());
             }
         }
-        _ => {}
+        _ => {
+            write_whole(ty, long(), out);
+        }
     }
 }
