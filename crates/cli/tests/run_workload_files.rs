@@ -227,6 +227,12 @@ fn tables(host: &str, keyspace: &str) -> Vec<String> {
     .collect()
 }
 
+/// Failed operations of one `ops.NAME` entry of summary.json, of every kind.
+fn failures(op: &serde_json::Value) -> u64 {
+    let kinds = op["errors"].as_object().expect("errors by kind");
+    kinds.values().map(|n| n.as_u64().expect("a count")).sum()
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -407,6 +413,7 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     a_nosqlbench_workload_runs_its_scenario(host, dir.path());
     easy_cass_stress_workloads_run_by_name(host, dir.path());
     batches_send_their_rows_together(host, dir.path());
+    paged_reads_read_the_pages_they_ask_for(host, dir.path());
     two_clients_share_a_workload_file(host, dir.path());
 }
 
@@ -615,6 +622,84 @@ operations:
         "100 inserts of 4 partitions each (50 users of 5 rows) left {} rows",
         users.len()
     );
+}
+
+/// A read with `page_size` asks page after page with the server's paging state (all of them, the
+/// first, or as many as `pages` says), and each operation's rows and pages are counted: a
+/// partition of 250 rows read 100 rows a page is 3 pages.
+fn paged_reads_read_the_pages_they_ask_for(host: &str, dir: &Path) {
+    let file = write(
+        dir,
+        "paged.yaml",
+        r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS wide (p int, c int, v text, PRIMARY KEY (p, c))
+values:
+  p: fixed(1)
+  c: uniform(0..249)
+  v: uniform(1..1000)
+populate:
+  operation: write
+  rows: 250
+  values:
+    c: seq(0..249)
+operations:
+  write:
+    cql: INSERT INTO wide (p, c, v) VALUES (?, ?, ?)
+    weight: 0
+  every_page:
+    cql: SELECT c, v FROM wide WHERE p = ?
+    page_size: 100
+  first_page:
+    cql: SELECT c FROM wide WHERE p = ?
+    page_size: 100
+    pages: first
+  two_pages:
+    cql: SELECT c FROM wide WHERE p = ?
+    page_size: 100
+    pages: 2
+  unpaged:
+    cql: SELECT c FROM wide WHERE p = ?
+"#,
+    );
+    let out = dir.join("paged");
+    cqlbench_ok(&[
+        "run",
+        &file,
+        "--host",
+        host,
+        "--keyspace",
+        "paging",
+        "--drop",
+        "-n",
+        "400",
+        "--rate",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    for (name, rows, pages) in [
+        ("every_page", 250, 3),
+        ("first_page", 100, 1),
+        ("two_pages", 200, 2),
+        ("unpaged", 250, 0),
+    ] {
+        let op = &summary["ops"][name];
+        let count = op["count"].as_u64().unwrap();
+        assert!(count > 50, "{name}: {summary}");
+        assert_eq!(failures(op), 0, "{name}: {summary}");
+        assert_eq!(
+            op["rows"].as_u64().unwrap_or(0),
+            rows * count,
+            "{name}: {summary}"
+        );
+        assert_eq!(
+            op["pages"].as_u64().unwrap_or(0),
+            pages * count,
+            "{name}: {summary}"
+        );
+    }
 }
 
 /// Every shipped easy-cass-stress workload runs by name against the node with no failed
@@ -949,6 +1034,27 @@ fn bad_workload_files_are_refused_in_one_line_before_connecting() {
             sensors_batch,
             "",
             "operation 'insert': batch type 'sideways': use logged, unlogged or counter",
+            "",
+        ),
+        (
+            SENSORS.replace("    weight: 5\n", "    weight: 5\n    pages: first\n"),
+            "42",
+            "operation 'read': pages needs page_size",
+            "",
+        ),
+        (
+            SENSORS.replace(
+                "    weight: 5\n",
+                "    weight: 5\n    page_size: 100\n    pages: some\n",
+            ),
+            "43",
+            "operation 'read': pages 'some' must be all, first or a whole number above 0",
+            "",
+        ),
+        (
+            SENSORS.replace("    weight: 2\n", "    weight: 2\n    page_size: 100\n"),
+            "37",
+            "operation 'insert': page_size applies to a SELECT that is not batched",
             "",
         ),
     ];

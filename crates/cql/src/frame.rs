@@ -17,6 +17,8 @@ const FLAG_WARNING: u8 = 0x08;
 
 const EXECUTE_VALUES: u8 = 0x01;
 const EXECUTE_SKIP_METADATA: u8 = 0x02;
+const EXECUTE_PAGE_SIZE: u8 = 0x04;
+const EXECUTE_PAGING_STATE: u8 = 0x08;
 const EXECUTE_SERIAL_CONSISTENCY: u8 = 0x10;
 /// BATCH flags: a serial consistency follows the consistency.
 const BATCH_SERIAL_CONSISTENCY: u8 = 0x10;
@@ -234,6 +236,7 @@ pub struct ExecuteFrame<'a> {
     serial_consistency: u16,
     /// Where a BATCH's statement count sits, and the count so far.
     batch: Option<(usize, u16)>,
+    page_size: Option<i32>,
 }
 
 impl<'a> ExecuteFrame<'a> {
@@ -263,6 +266,16 @@ impl<'a> ExecuteFrame<'a> {
             consistency,
             serial_consistency,
             batch: None,
+            page_size: None,
+        }
+    }
+
+    /// Asks for results in pages of `rows` (an EXECUTE's, not a BATCH's; any time before
+    /// [`ExecuteFrame::finish`]).
+    pub fn page_size(&mut self, rows: i32) {
+        if self.batch.is_none() {
+            self.out[self.count_at - 1] |= EXECUTE_PAGE_SIZE;
+            self.page_size = Some(rows);
         }
     }
 
@@ -327,6 +340,8 @@ impl<'a> ExecuteFrame<'a> {
             self.out[n_at..n_at + 2].copy_from_slice(&n.to_be_bytes());
             self.out.extend_from_slice(&self.consistency.to_be_bytes());
             self.out.push(BATCH_SERIAL_CONSISTENCY);
+        } else if let Some(rows) = self.page_size {
+            self.out.extend_from_slice(&rows.to_be_bytes());
         }
         self.out
             .extend_from_slice(&self.serial_consistency.to_be_bytes());
@@ -405,9 +420,21 @@ pub fn classify_error(code: i32) -> ErrorClass {
     }
 }
 
-/// A conditional statement's `[applied]`: the first column of the first row of a RESULT Rows body
-/// (`None` for another kind of result, or a body too short to say).
-pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
+/// What a RESULT Rows body says before its rows: their number, where the first starts, and the
+/// paging state when more pages follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsPage {
+    pub rows: u32,
+    pub columns: u32,
+    /// Offset of the first row in the body.
+    pub first_row: usize,
+    /// The `[bytes]` to send back for the next page (its range in the body), when there is one.
+    pub paging_state: Option<std::ops::Range<usize>>,
+}
+
+/// A RESULT Rows body's [`RowsPage`] (`None` for another kind of result, or a body too short to
+/// say).
+pub fn rows_page(flags: u8, body: &[u8]) -> Option<RowsPage> {
     const ROWS: i32 = 2;
     const GLOBAL_TABLE_SPEC: i32 = 0x0001;
     const HAS_MORE_PAGES: i32 = 0x0002;
@@ -419,8 +446,14 @@ pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
     let meta = read_i32(body, at + 4)?;
     let columns = read_i32(body, at + 8)?;
     at += 12;
+    let mut paging_state = None;
     if meta & HAS_MORE_PAGES != 0 {
-        at += 4 + read_i32(body, at)?.max(0) as usize;
+        let len = read_i32(body, at)?;
+        if len >= 0 {
+            paging_state = Some(at + 4..at + 4 + len as usize);
+            body.get(at + 4..at + 4 + len as usize)?;
+        }
+        at += 4 + len.max(0) as usize;
     }
     if meta & NO_METADATA == 0 {
         if meta & GLOBAL_TABLE_SPEC != 0 {
@@ -434,13 +467,66 @@ pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
             at = skip_type(body, skip_string(body, at)?)?;
         }
     }
-    if read_i32(body, at)? < 1 || columns < 1 {
+    let rows = read_i32(body, at)?;
+    Some(RowsPage {
+        rows: rows.max(0) as u32,
+        columns: columns.max(0) as u32,
+        first_row: at + 4,
+        paging_state,
+    })
+}
+
+/// A conditional statement's `[applied]`: the first column of the first row of a RESULT Rows body
+/// (`None` for another kind of result, or a body too short to say).
+pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
+    let page = rows_page(flags, body)?;
+    if page.rows < 1 || page.columns < 1 {
         return None;
     }
-    let len = read_i32(body, at + 4)?;
+    let at = page.first_row;
+    let len = read_i32(body, at)?;
     (len == 1)
-        .then(|| body.get(at + 8).map(|b| *b != 0))
+        .then(|| body.get(at + 4).map(|b| *b != 0))
         .flatten()
+}
+
+/// Writes into `out` the EXECUTE `request` asking for the page after `paging_state` (the state a
+/// Rows result gave), in place of any paging state it carried. `None` if `request` is not an
+/// EXECUTE that asks for pages.
+pub fn with_paging_state(request: &[u8], paging_state: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let header = parse_header(request)?;
+    if header.opcode != Opcode::Execute as u8 || request.len() < header.frame_len() {
+        return None;
+    }
+    let id_len = read_u16(request, HEADER_LEN)? as usize;
+    let flags_at = HEADER_LEN + 2 + id_len + 2;
+    let flags = *request.get(flags_at)?;
+    if flags & EXECUTE_PAGE_SIZE == 0 {
+        return None;
+    }
+    let mut at = flags_at + 1;
+    if flags & EXECUTE_VALUES != 0 {
+        let count = read_u16(request, at)?;
+        at += 2;
+        for _ in 0..count {
+            at += 4 + read_i32(request, at)?.max(0) as usize;
+        }
+    }
+    at += 4; // the page size
+    let rest = if flags & EXECUTE_PAGING_STATE != 0 {
+        at + 4 + read_i32(request, at)?.max(0) as usize
+    } else {
+        at
+    };
+    out.clear();
+    out.extend_from_slice(request.get(..at)?);
+    out[flags_at] |= EXECUTE_PAGING_STATE;
+    out.extend_from_slice(&(paging_state.len() as i32).to_be_bytes());
+    out.extend_from_slice(paging_state);
+    out.extend_from_slice(request.get(rest..header.frame_len())?);
+    let length = (out.len() - HEADER_LEN) as u32;
+    out[5..HEADER_LEN].copy_from_slice(&length.to_be_bytes());
+    Some(())
 }
 
 fn skip_string(b: &[u8], at: usize) -> Option<usize> {
@@ -636,6 +722,67 @@ mod tests {
         ]
         .concat();
         assert_eq!(body, &expected[..]);
+    }
+
+    #[test]
+    fn a_paged_execute_carries_its_page_size_then_each_next_pages_state() {
+        let mut out = Vec::new();
+        let mut f = ExecuteFrame::begin(&mut out, 0, &[7], 0x0001, 0x0009);
+        f.value(b"k");
+        f.page_size(100);
+        f.finish();
+        let body = |frame: &[u8]| frame[HEADER_LEN..].to_vec();
+        let first: Vec<u8> = [
+            &[0, 1, 7][..],
+            &[0, 1],
+            &[0x17],
+            &[0, 1],
+            &[0, 0, 0, 1],
+            b"k",
+            &[0, 0, 0, 100],
+            &[0, 9],
+        ]
+        .concat();
+        assert_eq!(body(&out), first);
+        // The second page: the state after the page size, the flag set.
+        let mut second = Vec::new();
+        with_paging_state(&out, b"abc", &mut second).unwrap();
+        assert_eq!(parse_header(&second).unwrap().frame_len(), second.len());
+        let mut expected = first.clone();
+        expected[5] = 0x1F;
+        expected.splice(17..17, [0, 0, 0, 3, b'a', b'b', b'c']);
+        assert_eq!(body(&second), expected);
+        // The third replaces the second's state.
+        let mut third = Vec::new();
+        with_paging_state(&second, b"z", &mut third).unwrap();
+        let mut expected = first.clone();
+        expected[5] = 0x1F;
+        expected.splice(17..17, [0, 0, 0, 1, b'z']);
+        assert_eq!(body(&third), expected);
+        // A request that asks for no pages has no next page.
+        let mut unpaged = Vec::new();
+        ExecuteFrame::begin(&mut unpaged, 0, &[7], 1, 9).finish();
+        assert_eq!(with_paging_state(&unpaged, b"s", &mut third), None);
+    }
+
+    #[test]
+    fn a_rows_result_tells_its_row_count_and_paging_state() {
+        // Rows, flags HAS_MORE_PAGES | NO_METADATA, 2 columns, state "st", 3 rows.
+        let mut b = Vec::new();
+        b.extend_from_slice(&2i32.to_be_bytes());
+        b.extend_from_slice(&6i32.to_be_bytes());
+        b.extend_from_slice(&2i32.to_be_bytes());
+        b.extend_from_slice(&2i32.to_be_bytes());
+        b.extend_from_slice(b"st");
+        b.extend_from_slice(&3i32.to_be_bytes());
+        let page = rows_page(0, &b).unwrap();
+        assert_eq!((page.rows, page.columns, page.first_row), (3, 2, 22));
+        assert_eq!(&b[page.paging_state.unwrap()], b"st");
+        // The last page has no state; a Void result is not rows.
+        b[7] = 4;
+        b.drain(12..18);
+        assert_eq!(rows_page(0, &b).unwrap().paging_state, None);
+        assert_eq!(rows_page(0, &1i32.to_be_bytes()), None);
     }
 
     #[test]

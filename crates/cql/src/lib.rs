@@ -11,8 +11,8 @@ pub mod handshake;
 
 pub use frame::{
     applied, classify_error, error_code, execute_id, parse_header, parse_prepared,
-    replace_execute_id, write_prepare, BatchKind, ErrorClass, ExecuteFrame, Header, Opcode,
-    Prepared, ServerError, HEADER_LEN, MAX_STREAMS,
+    replace_execute_id, rows_page, with_paging_state, write_prepare, BatchKind, ErrorClass,
+    ExecuteFrame, Header, Opcode, Prepared, RowsPage, ServerError, HEADER_LEN, MAX_STREAMS,
 };
 pub use handshake::{
     connect, prepare, ConnectOptions, Credentials, Stream, PASSWORD_VAR, USERNAME_VAR,

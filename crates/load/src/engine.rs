@@ -1129,6 +1129,8 @@ fn op_summary(s: &OpStats, windows: &[WindowP99], elapsed: f64) -> OpSummary {
         errors: s.errors,
         sent: s.sent,
         not_applied: s.not_applied,
+        rows: s.rows,
+        pages: s.pages,
         ops_per_s: if elapsed > 0.0 {
             round3(s.count as f64 / elapsed)
         } else {

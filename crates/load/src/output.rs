@@ -273,9 +273,22 @@ pub fn format_result_table(summary: &Summary) -> String {
     out
 }
 
-/// A line per operation with conditional writes not applied, and per operation with failures.
+/// A line per operation with conditional writes not applied, per operation that read in pages, and
+/// per operation with failures.
 fn outcome_lines(summary: &Summary) -> String {
     let mut out = String::new();
+    for (name, op) in &summary.ops {
+        if op.pages > 0 && op.count > 0 {
+            let per_op = |n: u64| n as f64 / op.count as f64;
+            out.push_str(&format!(
+                "{name}: {:.1} pages and {:.1} rows per operation ({} pages, {} rows)\n",
+                per_op(op.pages),
+                per_op(op.rows),
+                op.pages,
+                op.rows
+            ));
+        }
+    }
     for (name, op) in &summary.ops {
         if op.not_applied > 0 {
             out.push_str(&format!(

@@ -24,6 +24,10 @@ pub struct Completion {
     pub node: u16,
     /// A conditional (LWT) write whose condition did not hold: still a success.
     pub not_applied: bool,
+    /// Rows its answers returned (every page's).
+    pub rows: u32,
+    /// Pages it read (0 for an operation that does not read in pages).
+    pub pages: u32,
 }
 
 /// [`Completion::node`] of an operation that no connection carried.
@@ -56,6 +60,10 @@ pub struct OpStats {
     pub sent: u64,
     /// Successful conditional writes whose condition did not hold (also in `count`).
     pub not_applied: u64,
+    /// Rows returned to successful operations.
+    pub rows: u64,
+    /// Pages read by successful operations that read in pages.
+    pub pages: u64,
 }
 
 impl Default for OpStats {
@@ -68,6 +76,8 @@ impl Default for OpStats {
             errors: ErrorCounts::default(),
             sent: 0,
             not_applied: 0,
+            rows: 0,
+            pages: 0,
         }
     }
 }
@@ -82,6 +92,8 @@ impl OpStats {
         self.errors.merge(&other.errors);
         self.sent += other.sent;
         self.not_applied += other.not_applied;
+        self.rows += other.rows;
+        self.pages += other.pages;
     }
 
     pub fn reset(&mut self) {
@@ -92,6 +104,8 @@ impl OpStats {
         self.errors = ErrorCounts::default();
         self.sent = 0;
         self.not_applied = 0;
+        self.rows = 0;
+        self.pages = 0;
     }
 }
 
@@ -170,6 +184,8 @@ impl IntervalRecorder {
                     .record(micros(completion.sent, completion.done));
                 stats.count += 1;
                 stats.not_applied += u64::from(completion.not_applied);
+                stats.rows += u64::from(completion.rows);
+                stats.pages += u64::from(completion.pages);
                 let op = completion.op.index();
                 if latency >= self.slow_threshold_us[op] && completion.intended >= measure_start {
                     self.slow.push(SlowOp {
@@ -232,6 +248,8 @@ mod tests {
             slot_limited: false,
             node: 0,
             not_applied: false,
+            rows: 0,
+            pages: 0,
         };
         rec.record(&c, t0);
         let w = &rec.measured[OpId::WRITE.index()];
@@ -272,6 +290,8 @@ mod tests {
                 slot_limited: false,
                 node: NO_NODE,
                 not_applied: false,
+                rows: 0,
+                pages: 0,
             },
             t0,
         );

@@ -563,6 +563,14 @@ fn op_levels(options: &RunOptions, ops: usize) -> Result<Vec<(u16, u16)>, LoadEr
         .collect()
 }
 
+/// Which of the `ops` operations read in pages: a workload file's that say so.
+fn op_paging(options: &RunOptions, ops: usize) -> Vec<Option<cqlbench_workload::Paging>> {
+    match &options.workload {
+        Workload::File(file) => file.ops.iter().map(|op| op.paging).collect(),
+        _ => vec![None; ops],
+    }
+}
+
 /// How the load path connects and what it sends: every operation is one request, never retried, so
 /// each failure is counted as what it was.
 pub fn wire_config(
@@ -579,6 +587,7 @@ pub fn wire_config(
         .map(|cql| cqlbench_workload::is_conditional(cql))
         .collect();
     let levels = op_levels(options, statements.len())?;
+    let statements_len = statements.len();
     Ok(WireConfig {
         topology,
         connect: ConnectOptions {
@@ -596,6 +605,7 @@ pub fn wire_config(
         levels,
         request_timeout: options.request_timeout,
         state: bound.and_then(|b| b.state.clone()),
+        paging: op_paging(options, statements_len),
     })
 }
 

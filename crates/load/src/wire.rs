@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use cqlbench_cql::{
     self as cql, applied, classify_error, error_code, parse_header, parse_prepared,
-    replace_execute_id, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode, Stream,
-    HEADER_LEN, MAX_STREAMS,
+    replace_execute_id, rows_page, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode,
+    Stream, HEADER_LEN, MAX_STREAMS,
 };
 
 use crate::poll::{self, Epoll};
@@ -25,6 +25,7 @@ use crate::recorder::{Completion, ErrorKind, IntervalRecorder, NO_NODE};
 use crate::state::{StateTable, StateUpdate};
 use crate::topology::{token_of, Topology};
 use crate::workload::OpId;
+use cqlbench_workload::Paging;
 
 /// Largest response accepted (a LIMIT 500 slice of wide rows is well under this).
 const MAX_FRAME: usize = 256 << 20;
@@ -48,6 +49,18 @@ pub struct WireConfig {
     /// Values kept per key between operations (a workload file's `state`), set as operations
     /// succeed.
     pub state: Option<Arc<StateTable>>,
+    /// Operations that read their result in pages, by [`OpId::index`].
+    pub paging: Vec<Option<Paging>>,
+}
+
+impl WireConfig {
+    /// Whether `pending`, just answered with a page that has a next one, asks for it.
+    fn wants_next_page(&self, pending: &Pending) -> bool {
+        match self.paging.get(pending.op.index()).copied().flatten() {
+            Some(paging) => paging.max_pages.is_none_or(|max| pending.pages + 1 < max),
+            None => false,
+        }
+    }
 }
 
 /// Prepared statement ids, by [`OpId::index`].
@@ -84,6 +97,10 @@ pub struct Pending {
     pub reprepares: u8,
     /// The key's state to set when the operation succeeds (and is applied).
     pub state: Option<StateUpdate>,
+    /// Rows the answers so far returned.
+    pub rows: u32,
+    /// Pages received so far (an operation that reads in pages).
+    pub pages: u32,
 }
 
 /// Re-prepares of one operation before an UNPREPARED answer fails it (a bound, so that a server that
@@ -101,6 +118,17 @@ impl Pending {
             error,
             slot_limited: self.slot_limited,
             not_applied: false,
+            rows: self.rows,
+            pages: self.pages,
+        }
+    }
+
+    /// With one more answer of `rows` rows counted (a page when the operation reads in pages).
+    fn answered(self, rows: u32, paged: bool) -> Pending {
+        Pending {
+            rows: self.rows.saturating_add(rows),
+            pages: self.pages + u32::from(paged),
+            ..self
         }
     }
 }
@@ -149,6 +177,9 @@ struct Conn {
     reprepared: u64,
     reconnect: Option<Reconnect>,
     retry_at: Option<Instant>,
+    /// The paging state of the page just read, and the request for the next (buffers reused).
+    page_state: Vec<u8>,
+    page_request: Vec<u8>,
 }
 
 impl Conn {
@@ -177,6 +208,8 @@ impl Conn {
             reprepared: 0,
             reconnect: None,
             retry_at: stream_is_down.then(Instant::now),
+            page_state: Vec::new(),
+            page_request: Vec::new(),
         }
     }
 
@@ -392,6 +425,19 @@ impl Conn {
                 }
                 _ => false,
             };
+            let page = match state {
+                Some(SlotState::Busy(_)) if !is_error => rows_page(header.flags, body),
+                _ => None,
+            };
+            let rows = page.as_ref().map_or(0, |p| p.rows);
+            let next_page = match (page.and_then(|p| p.paging_state), state) {
+                (Some(at), Some(SlotState::Busy(p))) if config.wants_next_page(&p) => {
+                    self.page_state.clear();
+                    self.page_state.extend_from_slice(&body[at]);
+                    true
+                }
+                _ => false,
+            };
             self.in_start += header.frame_len();
             let Some(state) = state else {
                 continue; // events, or nothing of ours
@@ -403,6 +449,14 @@ impl Conn {
                         && pending.reprepares < MAX_REPREPARES
                     {
                         self.await_prepare(id, pending.op, statements, completed);
+                        continue;
+                    }
+                    let paged = config.paging[pending.op.index()].is_some();
+                    let pending = pending.answered(rows, paged);
+                    if next_page
+                        && now <= pending.deadline
+                        && self.request_next_page(id, pending, now + config.request_timeout)
+                    {
                         continue;
                     }
                     let completion = if now > pending.deadline {
@@ -443,6 +497,26 @@ impl Conn {
             self.in_end = 0;
         }
         Ok(())
+    }
+
+    /// Sends the request for the page after the one `pending` just received, under the same
+    /// stream id, with a deadline of its own (`false` if the request asks for no pages).
+    fn request_next_page(&mut self, id: u16, pending: Pending, deadline: Instant) -> bool {
+        let slot = &mut self.slots[id as usize];
+        if cql::with_paging_state(&slot.request, &self.page_state, &mut self.page_request).is_none()
+        {
+            return false;
+        }
+        std::mem::swap(&mut slot.request, &mut self.page_request);
+        // The previous page's deadline entry no longer matches the slot.
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.state = SlotState::Busy(Pending {
+            deadline,
+            ..pending
+        });
+        self.out.extend_from_slice(&slot.request);
+        self.deadlines.push_back((deadline, id, slot.generation));
+        true
     }
 
     /// Completes operations whose request timeout passed; returns the next deadline.
@@ -604,6 +678,9 @@ impl ThreadConns {
         );
         let (key, state) = bind(&mut execute);
         pending.state = state;
+        if let Some(paging) = config.paging[pending.op.index()] {
+            execute.page_size(paging.page_size.min(i32::MAX as u32) as i32);
+        }
         execute.finish();
         let sent = match self.route(&config.topology, &frame[key]) {
             Some(i) => {
@@ -845,6 +922,8 @@ where
             slot_limited,
             reprepares: 0,
             state: None,
+            rows: 0,
+            pages: 0,
         };
         self.tally.concurrency_limited += u64::from(slot_limited);
         let bind = &mut self.bind;
@@ -1129,6 +1208,8 @@ fn account_unsent(
             slot_limited: false,
             node: NO_NODE,
             not_applied: false,
+            rows: 0,
+            pages: 0,
         });
         outcome.unsent += 1;
         cursor += phase.stride();
@@ -1293,6 +1374,7 @@ mod tests {
             levels: vec![(1, 8); 2],
             request_timeout: Duration::from_secs(1),
             state: None,
+            paging: vec![None; 2],
         }
     }
 
@@ -1308,6 +1390,8 @@ mod tests {
             slot_limited: false,
             reprepares: 0,
             state: None,
+            rows: 0,
+            pages: 0,
         };
         let mut conn = Conn::new(0, 2, None);
         for _ in 0..3 {
@@ -1391,6 +1475,8 @@ mod tests {
             slot_limited: false,
             reprepares: 0,
             state: None,
+            rows: 0,
+            pages: 0,
         };
         let mut conn = Conn::new(0, 2, None);
         conn.ids[OpId::READ.index()] = b"old".to_vec();
@@ -1439,6 +1525,8 @@ mod tests {
             slot_limited: false,
             reprepares: 0,
             state: None,
+            rows: 0,
+            pages: 0,
         };
         let mut conn = Conn::new(0, 2, None);
         conn.ids[OpId::READ.index()] = b"old".to_vec();

@@ -404,6 +404,9 @@ fn merged_op(
         count,
         errors,
         sent: sum(runs, |s| of(s).sent),
+        not_applied: sum(runs, |s| of(s).not_applied),
+        rows: sum(runs, |s| of(s).rows),
+        pages: sum(runs, |s| of(s).pages),
         ops_per_s: if duration > 0.0 {
             round3(count as f64 / duration)
         } else {
@@ -935,6 +938,9 @@ scheduled_all_ops_s,client_hiccup_max_ms";
                 "count": total.len(),
                 "errors": {"timeout": 2, "unavailable": 0, "overloaded": 0, "other": 0, "unsent": 0},
                 "sent": total.len() + 2,
+                "not_applied": 3,
+                "rows": 10 * total.len(),
+                "pages": 2 * total.len(),
             }},
             "client": {"hiccup_ms": {"p50": 0.1, "p90": 0.2, "p99": 0.3 + id as f64, "p999": 1.0, "max": 2.0},
                        "scheduled_ops": 802, "unsent_ops": 0, "cancelled_ops": 0,
@@ -1009,6 +1015,9 @@ scheduled_all_ops_s,client_hiccup_max_ms";
         let write = &s["ops"]["write"];
         assert_eq!(write["count"], 2400);
         assert_eq!(write["sent"], 2406);
+        assert_eq!(write["not_applied"], 9);
+        assert_eq!(write["rows"], 24000);
+        assert_eq!(write["pages"], 4800);
         assert_eq!(write["errors"]["timeout"], 6);
         assert_eq!(write["latency_ms"], percentiles(&all));
         assert_eq!(s["target_rate"], 600.0);

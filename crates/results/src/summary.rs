@@ -194,6 +194,12 @@ pub struct OpSummary {
     /// Successful conditional (LWT) writes whose condition did not hold: counted in `count` too.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_applied: u64,
+    /// Rows the successful operations' answers returned, every page's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows: u64,
+    /// Pages the successful operations read, for operations that read in pages.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pages: u64,
     /// Successful operations per second.
     #[serde(default)]
     pub ops_per_s: f64,

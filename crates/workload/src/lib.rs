@@ -19,7 +19,7 @@ pub mod yaml;
 pub use dist::{mix, unit_float, Distribution};
 pub use model::{
     is_conditional, replication_in, Batch, BatchType, ColumnGen, Fields, KeyspaceSpec, Located,
-    OpKind, Operation, Populate, RowModel, RunHints, Workload,
+    OpKind, Operation, Paging, Populate, RowModel, RunHints, Workload,
 };
 pub use value::{timeuuid, CqlType, TextPool, ValueSpec};
 

@@ -142,6 +142,18 @@ pub struct Operation {
     pub batch: Option<Batch>,
     /// The bind marker whose value names the key the operation's `state` values belong to.
     pub state_key: Option<String>,
+    /// Its result read in pages (`None`: the server's answer in one piece).
+    pub paging: Option<Paging>,
+}
+
+/// A read whose result comes in pages: one request per page, the operation done when the last
+/// page it reads arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    /// Rows per page.
+    pub page_size: u32,
+    /// Pages read at most (`None`: every page; `Some(1)`: the first alone).
+    pub max_pages: Option<u32>,
 }
 
 /// A batched operation: its kind, and how many statements a batch holds.

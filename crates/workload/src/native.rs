@@ -3,7 +3,7 @@
 
 use crate::dist::Distribution;
 use crate::keys::{self, entries, get, problem, text, Problem};
-use crate::model::{Batch, BatchType, Located, OpKind, Operation, Populate, Workload};
+use crate::model::{Batch, BatchType, Located, OpKind, Operation, Paging, Populate, Workload};
 use crate::value::ValueSpec;
 use crate::yaml::{Node, Value};
 use crate::WorkloadError;
@@ -26,6 +26,8 @@ const OPERATION: &[&str] = &[
     "values",
     "batch",
     "state",
+    "page_size",
+    "pages",
 ];
 const BATCH: &[&str] = &["type", "rows"];
 const VALUE: &[&str] = &["population", "size", "now"];
@@ -364,11 +366,28 @@ fn operation(
     };
     let values = merged(shared, get(list, "values"), subst)?;
     let state_key = state_key(list, &values, &what)?;
+    let cql = subst.scalar(cql_node, "cql")?.trim().to_string();
+    let batch = get(list, "batch")
+        .map(|b| batch(b, &what, subst))
+        .transpose()?;
+    let paging = paging(list, &what, subst)?;
+    if let Some(line) = get(list, "page_size").map(|n| n.line) {
+        let select = cql
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+        if !select || batch.is_some() {
+            return Err(problem(
+                line,
+                format!("{what}: page_size applies to a SELECT that is not batched"),
+            ));
+        }
+    }
     Ok(Operation {
         name: name.to_string(),
         cql: Located {
             line: cql_node.line,
-            value: subst.scalar(cql_node, "cql")?.trim().to_string(),
+            value: cql,
         },
         weight,
         consistency: level("consistency")?,
@@ -376,11 +395,53 @@ fn operation(
         values,
         kind: OpKind::Cql,
         rows: None,
-        batch: get(list, "batch")
-            .map(|b| batch(b, &what, subst))
-            .transpose()?,
+        batch,
         state_key,
+        paging,
     })
+}
+
+/// `page_size: N` reads the result N rows a page, every page unless `pages` says `first` or a
+/// number of pages.
+fn paging(
+    list: &[(crate::yaml::Key, Node)],
+    what: &str,
+    subst: &Substitution,
+) -> Result<Option<Paging>, Problem> {
+    let pages = get(list, "pages");
+    let Some(size) = get(list, "page_size") else {
+        return match pages {
+            Some(n) => Err(problem(n.line, format!("{what}: pages needs page_size"))),
+            None => Ok(None),
+        };
+    };
+    let whole = |n: &Node, key: &str| -> Result<Option<u32>, Problem> {
+        let t = subst.scalar(n, key)?;
+        let t = t.trim();
+        if key == "pages" && t.eq_ignore_ascii_case("all") {
+            return Ok(None);
+        }
+        if key == "pages" && t.eq_ignore_ascii_case("first") {
+            return Ok(Some(1));
+        }
+        let n_ok = t.parse::<u32>().ok().filter(|v| *v > 0);
+        let expected = if key == "pages" {
+            "all, first or a whole number above 0"
+        } else {
+            "a whole number above 0"
+        };
+        n_ok.map(Some)
+            .ok_or_else(|| problem(n.line, format!("{what}: {key} '{t}' must be {expected}")))
+    };
+    let page_size = whole(size, "page_size")?.unwrap_or(1);
+    let max_pages = match pages {
+        Some(n) => whole(n, "pages")?,
+        None => None,
+    };
+    Ok(Some(Paging {
+        page_size,
+        max_pages,
+    }))
 }
 
 /// `state: MARKER`: the operation keeps a value per value of that marker, which its `state` and

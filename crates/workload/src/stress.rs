@@ -231,6 +231,7 @@ impl Profile {
             kind,
             rows: Some(self.model(fields, insert_only)),
             state_key: None,
+            paging: None,
         })
     }
 

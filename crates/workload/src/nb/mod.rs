@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::keys::{entries, get, problem, text, Problem};
 use crate::model::{
-    Batch, BatchType, KeyspaceSpec, Located, OpKind, Operation, Populate, RunHints, Workload,
+    Batch, BatchType, KeyspaceSpec, Located, OpKind, Operation, Paging, Populate, RunHints,
+    Workload,
 };
 use crate::value::ValueSpec;
 use crate::yaml::{Key, Node, Value};
@@ -80,6 +81,7 @@ const OP_PARAMS: &[&str] = &[
     "verify",
     "timeout",
     "maxpages",
+    "page_size",
     "fetchsize",
     "retryreplace",
     "trace",
@@ -591,7 +593,40 @@ fn operation(op: &RawOp, corpora: &mut CorpusFinder) -> Result<Operation, Proble
         rows: None,
         batch: op.batch.clone(),
         state_key: None,
+        paging: paging(op, &param)?,
     })
+}
+
+/// nosqlbench's `page_size` (`fetchsize` in its older driver) and `maxpages` (1 unless given: the
+/// first page alone).
+fn paging(op: &RawOp, param: &dyn Fn(&str) -> Option<String>) -> Result<Option<Paging>, Problem> {
+    let number = |key: &str| -> Result<Option<u32>, Problem> {
+        let Some(text) = param(key) else {
+            return Ok(None);
+        };
+        let n = count(&text)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                problem(
+                    op.line,
+                    format!(
+                        "op '{}': {key} '{text}' is not a whole number above 0",
+                        op.name
+                    ),
+                )
+            })?;
+        Ok(Some(n))
+    };
+    let page_size = match number("page_size")? {
+        Some(n) => Some(n),
+        None => number("fetchsize")?,
+    };
+    let max_pages = number("maxpages")?.unwrap_or(1);
+    Ok(page_size.map(|page_size| Paging {
+        page_size,
+        max_pages: Some(max_pages),
+    }))
 }
 
 /// Resolved params: the inherited ones, then the mapping's own (later entries win).
@@ -914,7 +949,7 @@ pub fn count(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, placeholders, statement_text_and_inline, with_markers};
+    use super::*;
 
     #[test]
     fn anchors_become_named_markers_and_map_literals_stay() {
@@ -927,6 +962,40 @@ mod tests {
         let (text, inline) = statement_text_and_inline("select * from t where k={{Mod(5)}};\n");
         assert_eq!(text, "select * from t where k={inline1}");
         assert_eq!(inline, [("inline1".to_string(), "Mod(5)".to_string())]);
+    }
+
+    #[test]
+    fn page_size_reads_the_first_page_unless_maxpages_says_more() {
+        let doc = |params: &str| {
+            format!(
+                "scenarios:\n  default:\n    main: run driver=cql tags=block:main cycles=10\n\
+                 bindings:\n  k: Mod(5)\n\
+                 blocks:\n  main:\n    params:\n{params}    ops:\n      \
+                 read: select * from t where k={{k}}\n"
+            )
+        };
+        let paging = |params: &str| {
+            let text = doc(params);
+            let workload = compile("w", Path::new("w.yaml"), &text, &Invocation::default());
+            workload.map(|w| w.ops[0].paging).map_err(|e| e.to_string())
+        };
+        assert_eq!(paging("      ratio: 1\n"), Ok(None));
+        assert_eq!(
+            paging("      page_size: 50\n"),
+            Ok(Some(Paging {
+                page_size: 50,
+                max_pages: Some(1)
+            }))
+        );
+        assert_eq!(
+            paging("      fetchsize: 1k\n      maxpages: 3\n"),
+            Ok(Some(Paging {
+                page_size: 1000,
+                max_pages: Some(3)
+            }))
+        );
+        let refused = paging("      page_size: many\n").unwrap_err();
+        assert!(refused.contains("page_size 'many'"), "{refused}");
     }
 
     #[test]
