@@ -921,6 +921,34 @@ fn a_cassandra_stress_profile_runs_unchanged(host: &str, dir: &Path) {
         "the profile's own keyspace_definition made the keyspace"
     );
 
+    // select fixed(1)/1, cassandra-stress's default: every insert writes its whole partition, the
+    // 5 rows in one batch; 40 inserts of 40 partitions (of a million users) leave 200 rows.
+    let whole = write(
+        dir,
+        "whole.yaml",
+        &PROFILE
+            .replace("stressks", "stresswhole")
+            .replace("uniform(1..50)", "uniform(1..1M)")
+            .replace("  select: fixed(1)/5\n", ""),
+    );
+    cqlbench_ok(&[
+        "run",
+        &whole,
+        "--drop",
+        "--host",
+        host,
+        "-n",
+        "40",
+        "--rate",
+        "200",
+        "-o",
+        dir.join("whole").to_str().unwrap(),
+    ]);
+    let written: Vec<(String, i64)> =
+        crate::rows(host, "SELECT user, at FROM stresswhole.timeline");
+    let users: std::collections::BTreeSet<&String> = written.iter().map(|r| &r.0).collect();
+    assert_eq!((users.len(), written.len()), (40, 200), "{written:?}");
+
     let typo = write(dir, "typo.yaml", &PROFILE.replace("specname:", "spacenam:"));
     let line = one_line_error(
         &mut cqlbench_command(&["run", &typo, "--host", host]),

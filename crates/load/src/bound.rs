@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::time::SystemTime;
 
 use cqlbench_cql::{BatchKind, ExecuteFrame};
-use cqlbench_workload::rows::{RowBinding, TableShape};
+use cqlbench_workload::rows::{RowBinding, TableShape, MAX_BATCH};
 use cqlbench_workload::value::StateRef;
 use cqlbench_workload::value::{self, Context};
 use cqlbench_workload::{
@@ -191,7 +191,11 @@ impl Bound {
             text,
             now_nanos,
             state: self.state.as_deref(),
+            choices: None,
         };
+        if let Some(rows) = bound.rows.as_ref().filter(|rows| rows.selects()) {
+            return write_selected_rows(bound, rows, row, frame);
+        }
         let Some((kind, rows)) = &bound.batch else {
             return row.write(bound, frame);
         };
@@ -233,6 +237,69 @@ struct Row<'t> {
     text: &'t TextPool,
     now_nanos: u128,
     state: Option<&'t StateTable>,
+    /// The row of a cassandra-stress partition (a choice per clustering level), when the
+    /// operation writes a row it selected rather than one it draws.
+    choices: Option<&'t [u64]>,
+}
+
+/// cassandra-stress's insert: the rows it selects from each of the partitions it draws, a
+/// statement each, in one batch of the profile's type; a single row is a single statement. The
+/// partitions are sub-numbers index × max + r, as any batch's statements are.
+fn write_selected_rows(
+    bound: &BoundOp,
+    rows: &RowBinding,
+    row: Row,
+    frame: &mut ExecuteFrame,
+) -> (Range<usize>, Option<StateUpdate>) {
+    let (kind, partitions) = bound
+        .batch
+        .unwrap_or((BatchKind::Logged, Distribution::FIXED_ONE));
+    let max = partitions.max.max(1) as u64;
+    let count = partitions
+        .sample(row.index, mix(row.seed, row.index, SALT_ROWS))
+        .clamp(1, max as i64) as u64;
+    let partition = |r: u64| Row {
+        index: row.index.wrapping_mul(max) + r,
+        cycle: row.cycle.wrapping_mul(max) + r,
+        ..row
+    };
+    let selected: usize = (0..count)
+        .map(|r| {
+            let p = partition(r);
+            let seed = rows.partition(p.seed, p.index);
+            rows.select_rows(p.seed, p.index, seed, &mut |_| true)
+        })
+        .sum();
+    if selected == 0 {
+        // Nothing selected this time: still one row, drawn, so that an insert always writes.
+        return partition(0).write(bound, frame);
+    }
+    if selected > 1 {
+        frame.into_batch(kind);
+    }
+    let mut written = 0;
+    let mut key = None;
+    for r in 0..count {
+        let p = partition(r);
+        let seed = rows.partition(p.seed, p.index);
+        rows.select_rows(p.seed, p.index, seed, &mut |choices| {
+            if written > 0 {
+                frame.next_statement();
+            }
+            let row = Row {
+                choices: Some(choices),
+                ..p
+            };
+            let (k, _) = row.write(bound, frame);
+            key.get_or_insert(k);
+            written += 1;
+            written < MAX_BATCH
+        });
+        if written >= MAX_BATCH {
+            break;
+        }
+    }
+    (key.unwrap_or(0..0), None)
 }
 
 impl Row<'_> {
@@ -281,7 +348,9 @@ impl Row<'_> {
                 frame.value_with(|out| nb::write::write(&bind.ty, &v, out))
             } else {
                 let n = match (&bound.rows, partition) {
-                    (Some(rows), Some(partition)) => rows.number(seed, index, partition, i),
+                    (Some(rows), Some(partition)) => {
+                        rows.number_in_row(seed, index, partition, i, self.choices)
+                    }
                     _ => drawn(i, &bind.spec),
                 };
                 frame.value_with(|out| value::write(&bind.ty, &bind.spec, n, &ctx, out))

@@ -60,7 +60,10 @@ pub struct Distribution {
 pub const NAMES: &str = "uniform, gaussian (normal), exp, extreme, fixed, seq, zipf, hotset";
 
 impl Distribution {
-    pub fn fixed(value: i64) -> Self {
+    /// `fixed(1)`.
+    pub const FIXED_ONE: Distribution = Distribution::fixed(1);
+
+    pub const fn fixed(value: i64) -> Self {
         Distribution {
             shape: Shape::Fixed,
             min: value,

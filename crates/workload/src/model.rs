@@ -100,6 +100,29 @@ pub struct RowModel {
     /// The profile's columnspec (columns it does not list take cassandra-stress's defaults).
     pub columns: Vec<ColumnGen>,
     pub fields: Fields,
+    /// An insert's `select`: the chance each row of a chosen partition is written, drawn anew at
+    /// every visit of a partition (`None`: one row, as a query draws it).
+    pub select: Option<Ratio>,
+}
+
+/// cassandra-stress's `DIST/DIVISOR` ratio, e.g. `uniform(1..10)/10`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub dist: crate::Distribution,
+    pub divisor: u64,
+}
+
+impl Ratio {
+    /// Every row (`fixed(1)/1`), cassandra-stress's default.
+    pub const ALL: Ratio = Ratio {
+        dist: crate::Distribution::FIXED_ONE,
+        divisor: 1,
+    };
+
+    /// The ratio drawn for draw `index` with randomness `random`, within 0..=1.
+    pub fn sample(&self, index: u64, random: u64) -> f64 {
+        (self.dist.sample(index, random) as f64 / self.divisor as f64).clamp(0.0, 1.0)
+    }
 }
 
 /// A columnspec entry.

@@ -4,7 +4,7 @@
 //! so a query that draws a partition and a row an insert wrote names that row.
 
 use crate::dist::{mix, Distribution};
-use crate::model::{ColumnGen, Fields, RowModel};
+use crate::model::{ColumnGen, Fields, Ratio, RowModel};
 use crate::value::{CqlType, ValueSpec};
 
 /// A table as the server describes it.
@@ -48,12 +48,23 @@ pub struct RowBinding {
     levels: Vec<Distribution>,
     pub markers: Vec<RowMarker>,
     multirow: bool,
+    /// An insert's chance of writing each row of a partition it visits.
+    select: Option<Ratio>,
 }
+
+/// Clustering levels a row model walks at most (a row is its choice at each level).
+pub const MAX_LEVELS: usize = 32;
+/// Rows of one partition an insert looks at at most, written or not, so that a partition of
+/// millions of rows cannot hold the load loop.
+const MAX_VISITED: u64 = 1 << 20;
+/// Statements a batch holds at most (the protocol's count is 16 bits).
+pub const MAX_BATCH: usize = u16::MAX as usize;
 
 const SALT_PARTITION: u64 = 0x9A27;
 const SALT_LEVEL: u64 = 0x1E7E;
 const SALT_PICK: u64 = 0x91C4;
 const SALT_TOKEN: u64 = 0x70CE;
+const SALT_SELECT: u64 = 0x5E1E;
 
 /// The name the server gives the marker of `token(…) > ?`.
 pub const TOKEN_MARKER: &str = "partition key token";
@@ -126,6 +137,13 @@ impl RowBinding {
                 )
             })
             .collect();
+        if shape.clustering.len() > MAX_LEVELS {
+            return Err(format!(
+                "table {} has {} clustering columns; cqlbench's row model takes {MAX_LEVELS} at most",
+                shape.name,
+                shape.clustering.len()
+            ));
+        }
         let mut bound = Vec::new();
         for (name, ty) in markers {
             let role = if name == TOKEN_MARKER {
@@ -158,7 +176,56 @@ impl RowBinding {
             levels,
             markers: bound,
             multirow: model.fields == Fields::MultiRow,
+            select: model.select,
         })
+    }
+
+    /// Whether operations write the rows [`RowBinding::select_rows`] selects (an insert).
+    pub fn selects(&self) -> bool {
+        self.select.is_some()
+    }
+
+    /// The path of partition seed `partition`'s rows: they hang off the key's values, not the
+    /// seed.
+    fn root(&self, partition: u64) -> u64 {
+        (0..self.keys.len()).fold(0x5EED, |h, k| {
+            mix(h, self.key(partition, k) as u64, k as u64)
+        })
+    }
+
+    /// Values under a parent at clustering `level`.
+    fn values_at(&self, path: u64, level: usize) -> u64 {
+        self.levels[level]
+            .sample(path, mix(path, level as u64, SALT_LEVEL))
+            .max(1) as u64
+    }
+
+    /// Calls `visit` with each row of partition seed `partition` that operation `index` writes
+    /// (its choice at each clustering level), in clustering order: each row with the chance the
+    /// `select` ratio gives this visit, as cassandra-stress's inserts choose. `visit` returns
+    /// `false` to stop. Returns the rows visited.
+    pub fn select_rows(
+        &self,
+        seed: u64,
+        index: u64,
+        partition: u64,
+        visit: &mut dyn FnMut(&[u64]) -> bool,
+    ) -> usize {
+        let Some(select) = self.select else {
+            return 0;
+        };
+        let chance = select.sample(index, mix(seed, index, SALT_SELECT));
+        let mut walk = Walk {
+            rows: self,
+            chance,
+            pick: mix(seed, index, SALT_SELECT + 1),
+            choices: [0; MAX_LEVELS],
+            looked_at: 0,
+            selected: 0,
+            visit,
+        };
+        walk.level(0, self.root(partition));
+        walk.selected
     }
 
     /// The partition seed of operation `index`.
@@ -175,6 +242,19 @@ impl RowBinding {
 
     /// The number marker `m` of operation `index` draws from partition `partition`.
     pub fn number(&self, seed: u64, index: u64, partition: u64, m: usize) -> i64 {
+        self.number_in_row(seed, index, partition, m, None)
+    }
+
+    /// [`RowBinding::number`] from the row `choices` names (one choice per clustering level, as
+    /// [`RowBinding::select_rows`] gives them), else from a row drawn for the operation.
+    pub fn number_in_row(
+        &self,
+        seed: u64,
+        index: u64,
+        partition: u64,
+        m: usize,
+        choices: Option<&[u64]>,
+    ) -> i64 {
         let marker = &self.markers[m];
         let population = &marker.spec.population;
         // Same row for every marker (samerow, and an insert), or a row per marker (multirow).
@@ -185,18 +265,53 @@ impl RowBinding {
             Role::Clustering(level) => level + 1,
             Role::Value => self.levels.len(),
         };
-        // The rows hang off the key's values, not the seed.
-        let mut path = (0..self.keys.len()).fold(0x5EED, |h, k| {
-            mix(h, self.key(partition, k) as u64, k as u64)
-        });
-        for (level, count) in self.levels.iter().take(depth).enumerate() {
-            let values = count
-                .sample(path, mix(path, level as u64, SALT_LEVEL))
-                .max(1) as u64;
-            let choice = mix(seed, index, SALT_PICK + 64 * pick + level as u64) % values;
+        let mut path = self.root(partition);
+        for level in 0..depth {
+            let choice = match choices {
+                Some(choices) => choices[level],
+                None => {
+                    mix(seed, index, SALT_PICK + 64 * pick + level as u64)
+                        % self.values_at(path, level)
+                }
+            };
             path = mix(path, choice, level as u64);
         }
         population.sample(path, mix(path, 0, marker.salt))
+    }
+}
+
+/// A depth-first walk over one partition's rows, selecting each with a chance.
+struct Walk<'a, 'v> {
+    rows: &'a RowBinding,
+    chance: f64,
+    pick: u64,
+    choices: [u64; MAX_LEVELS],
+    looked_at: u64,
+    selected: usize,
+    visit: &'v mut dyn FnMut(&[u64]) -> bool,
+}
+
+impl Walk<'_, '_> {
+    /// Walks the rows under `path` at clustering `level`; `false` once the walk stops.
+    fn level(&mut self, level: usize, path: u64) -> bool {
+        let depth = self.rows.levels.len();
+        if level == depth {
+            self.looked_at += 1;
+            if crate::unit_float(mix(self.pick, path, SALT_SELECT)) < self.chance {
+                self.selected += 1;
+                if !(self.visit)(&self.choices[..depth]) || self.selected >= MAX_BATCH {
+                    return false;
+                }
+            }
+            return self.looked_at < MAX_VISITED;
+        }
+        for choice in 0..self.rows.values_at(path, level) {
+            self.choices[level] = choice;
+            if !self.level(level + 1, mix(path, choice, level as u64)) {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -304,7 +419,57 @@ mod tests {
                 cluster: Some(Distribution::fixed(5)),
             }],
             fields,
+            select: None,
         }
+    }
+
+    #[test]
+    fn an_insert_writes_each_row_of_its_partition_with_the_select_chance() {
+        let markers: Vec<(String, CqlType)> = ["domain", "published", "Seq"]
+            .iter()
+            .map(|n| (n.to_string(), CqlType::BigInt))
+            .collect();
+        let insert = |select: &str| {
+            let (dist, divisor) = select.split_once('/').unwrap();
+            let model = RowModel {
+                select: Some(Ratio {
+                    dist: Distribution::parse(dist).unwrap(),
+                    divisor: divisor.parse().unwrap(),
+                }),
+                ..model(Fields::SameRow)
+            };
+            RowBinding::new(&model, &shape(), &markers).unwrap()
+        };
+        // 5 published values, each with one Seq: every one of the 5 rows, in order, each time.
+        let all = insert("fixed(1)/1");
+        let mut rows = Vec::new();
+        let selected = all.select_rows(1, 0, 7, &mut |choices| {
+            rows.push(all.number_in_row(1, 0, 7, 1, Some(choices)));
+            true
+        });
+        assert_eq!(selected, 5);
+        let queried: std::collections::BTreeSet<i64> =
+            (0..200).map(|i| all.number(1, i, 7, 1)).collect();
+        assert_eq!(
+            rows.iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<_>>(),
+            queried
+        );
+        // A tenth of the rows over many visits; a visit may stop early.
+        let tenth = insert("fixed(1)/10");
+        let total: usize = (0..2000)
+            .map(|i| tenth.select_rows(1, i, i % 50, &mut |_| true))
+            .sum();
+        let share = total as f64 / (2000.0 * 5.0);
+        assert!((share - 0.1).abs() < 0.02, "{share}");
+        assert_eq!(all.select_rows(1, 0, 7, &mut |_| false), 1);
+        // A query selects nothing: it draws one row.
+        assert!(
+            !RowBinding::new(&model(Fields::SameRow), &shape(), &markers)
+                .unwrap()
+                .selects()
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use crate::dist::Distribution;
 use crate::keys::{self, entries, get, problem, text, Problem};
 use crate::model::{
-    Batch, BatchType, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, RowModel,
+    Batch, BatchType, ColumnGen, Fields, KeyspaceSpec, Located, OpKind, Operation, Ratio, RowModel,
     Workload,
 };
 use crate::yaml::{Node, Value};
@@ -180,7 +180,7 @@ impl Profile {
 
     /// The rows the operations bind from. cassandra-stress: an insert-only run walks the partitions
     /// in order, anything else draws them from a normal distribution over the same range.
-    fn model(&self, fields: Fields, insert_only: bool) -> RowModel {
+    fn model(&self, fields: Fields, insert_only: bool, select: Option<Ratio>) -> RowModel {
         let partitions = if insert_only {
             Distribution::parse(&format!("seq(1..{DEFAULT_PARTITIONS})"))
         } else {
@@ -192,6 +192,7 @@ impl Profile {
             partitions,
             columns: self.columns.clone(),
             fields,
+            select,
         }
     }
 
@@ -217,6 +218,8 @@ impl Profile {
         } else {
             return Err(self.unknown_operation(op));
         };
+        let select = matches!(kind, OpKind::StressInsert { .. })
+            .then(|| self.insert.select.unwrap_or(Ratio::ALL));
         Ok(Operation {
             name,
             cql,
@@ -225,24 +228,23 @@ impl Profile {
             serial_consistency: None,
             values: Vec::new(),
             batch: match kind {
-                OpKind::StressInsert { .. } => self.insert_batch(),
+                OpKind::StressInsert { .. } => Some(self.insert_batch()),
                 _ => None,
             },
+            rows: Some(self.model(fields, insert_only, select)),
             kind,
-            rows: Some(self.model(fields, insert_only)),
             state_key: None,
             paging: None,
         })
     }
 
-    /// An insert that writes to several partitions is one batch of a statement per partition
-    /// (`batchtype`, LOGGED unless given); to one partition, a single statement.
-    fn insert_batch(&self) -> Option<Batch> {
-        let partitions = self.insert.partitions?;
-        (partitions.max > 1).then(|| Batch {
+    /// An insert writes the rows it selects from `partitions` partitions as one batch of a
+    /// statement per row (`batchtype`, LOGGED unless given); a single row as a single statement.
+    fn insert_batch(&self) -> Batch {
+        Batch {
             kind: self.insert.batch_type.unwrap_or(BatchType::Logged),
-            rows: partitions,
-        })
+            rows: self.insert.partitions.unwrap_or(Distribution::FIXED_ONE),
+        }
     }
 
     fn unknown_operation(&self, op: &str) -> Problem {
@@ -313,6 +315,8 @@ struct InsertOptions {
     condition: Option<String>,
     /// Partitions an insert writes to (one statement each; several make a batch).
     partitions: Option<Distribution>,
+    /// The chance each row of a chosen partition is written (every row unless given).
+    select: Option<Ratio>,
     batch_type: Option<BatchType>,
 }
 
@@ -321,10 +325,11 @@ fn insert_options(node: &Node) -> Result<InsertOptions, Problem> {
     let partitions = get(list, "partitions")
         .map(|n| distribution(n, "insert.partitions"))
         .transpose()?;
-    for key in ["select", "row-population"] {
-        if let Some(n) = get(list, key) {
-            ratio(n, &format!("insert.{key}"))?;
-        }
+    let select = get(list, "select")
+        .map(|n| ratio(n, "insert.select"))
+        .transpose()?;
+    if let Some(n) = get(list, "row-population") {
+        ratio(n, "insert.row-population")?;
     }
     let mut batch_type = None;
     if let Some(n) = get(list, "batchtype") {
@@ -340,6 +345,7 @@ fn insert_options(node: &Node) -> Result<InsertOptions, Problem> {
     Ok(InsertOptions {
         line: Some(node.line),
         partitions,
+        select,
         batch_type,
         condition: get(list, "condition")
             .map(|n| text(n, "insert.condition").map(str::to_string))
@@ -348,7 +354,7 @@ fn insert_options(node: &Node) -> Result<InsertOptions, Problem> {
 }
 
 /// `DIST/DIVISOR`, e.g. `fixed(1)/1`, `uniform(1..10)/10`.
-fn ratio(node: &Node, what: &str) -> Result<(), Problem> {
+fn ratio(node: &Node, what: &str) -> Result<Ratio, Problem> {
     let t = text(node, what)?;
     let (dist, divisor) = t.rsplit_once('/').ok_or_else(|| {
         problem(
@@ -356,8 +362,8 @@ fn ratio(node: &Node, what: &str) -> Result<(), Problem> {
             format!("{what} '{t}': write DIST/DIVISOR, e.g. fixed(1)/1"),
         )
     })?;
-    Distribution::parse(dist).map_err(|e| problem(node.line, format!("{what}: {e}")))?;
-    cqlbench_units::parse_count(divisor)
+    let dist = Distribution::parse(dist).map_err(|e| problem(node.line, format!("{what}: {e}")))?;
+    let divisor = cqlbench_units::parse_count(divisor)
         .ok()
         .filter(|d| *d > 0)
         .ok_or_else(|| {
@@ -366,7 +372,7 @@ fn ratio(node: &Node, what: &str) -> Result<(), Problem> {
                 format!("{what} '{t}': the divisor must be a whole number above 0"),
             )
         })?;
-    Ok(())
+    Ok(Ratio { dist, divisor })
 }
 
 struct Named {
