@@ -3,7 +3,8 @@
 //! the common start and the latency cell's rate filled in as Kubernetes and `k8s run` fill them — then
 //! the results are laid out as `k8s run` collects them (clients' directories from the results volume,
 //! the node's GC log as a pod's) and `cqlbench k8s report` turns them into a campaign directory and its
-//! report. What Kubernetes itself does (scheduling, exec, the operator) is not here: see k8s_apiserver.
+//! report. The plan's workload is a file, which the pods read from the ConfigMap the manifests carry it
+//! in (its data written where the pod mounts it, as kubelet would). What Kubernetes itself does (scheduling, exec, the operator) is not here: see k8s_apiserver.
 
 mod run_support;
 
@@ -28,7 +29,7 @@ name = "G1 local"
 gc = "g1"
 
 [load]
-workload = "KeyValue"
+workload = "kv.yaml"
 args = "--keyspace k8s_jobs -t 1 -c 16 --populate 2000"
 duration = "6s"
 warmup = "2s"
@@ -50,6 +51,66 @@ image = "registry.example/cqlbench:0.1.0"
         version = cqlbench_cluster::ClusterSpec::default().cassandra_version
     )
 }
+
+/// The plan's workload file: KeyValue's shape, with the same operation names.
+const WORKLOAD: &str = r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS kv (k bigint PRIMARY KEY, v text)
+values:
+  k: uniform(1..2000)
+  v:
+    population: uniform(1..1M)
+    size: fixed(100)
+populate:
+  operation: write
+  rows: 1000
+  values:
+    k: seq(1..2000)
+operations:
+  write:
+    cql: INSERT INTO kv (k, v) VALUES (?, ?)
+  read:
+    cql: SELECT v FROM kv WHERE k = ?
+"#;
+
+/// Writes the ConfigMap's files into `dir`, as kubelet fills a configMap volume, after checking
+/// that every Job mounts that ConfigMap where its pods' command reads the workload.
+fn mount_workload(manifests: &[cqlbench_k8s::Manifest], dir: &Path) {
+    let config_map = manifests
+        .iter()
+        .map(|m| &m.object)
+        .find(|o| o["kind"] == "ConfigMap")
+        .expect("a ConfigMap carries the workload file");
+    let name = config_map["metadata"]["name"].as_str().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    for (file, text) in config_map["data"].as_object().unwrap() {
+        assert_eq!(file, "kv.yaml");
+        assert_eq!(text.as_str().unwrap(), WORKLOAD);
+        std::fs::write(dir.join(file), text.as_str().unwrap()).unwrap();
+    }
+    for job in manifests
+        .iter()
+        .map(|m| &m.object)
+        .filter(|o| o["kind"] == "Job")
+    {
+        let spec = &job["spec"]["template"]["spec"];
+        let volume = spec["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["configMap"]["name"] == name)
+            .expect("the Job's pods have the ConfigMap as a volume");
+        let mounts = spec["containers"][0]["volumeMounts"].as_array().unwrap();
+        let mount = mounts.iter().find(|m| m["name"] == volume["name"]).unwrap();
+        assert_eq!(mount["mountPath"], WORKLOAD_MOUNT);
+        assert_eq!(
+            spec["containers"][0]["args"][1],
+            format!("{WORKLOAD_MOUNT}/kv.yaml")
+        );
+    }
+}
+
+const WORKLOAD_MOUNT: &str = "/etc/cqlbench/workload";
 
 fn unix_now() -> u64 {
     std::time::SystemTime::now()
@@ -75,6 +136,7 @@ fn pod_command(
     host: &str,
     raw: &Path,
     brief: &Path,
+    mounted: &Path,
 ) -> Command {
     let container = &job["spec"]["template"]["spec"]["containers"][0];
     let mut args: Vec<String> = container["args"]
@@ -85,6 +147,7 @@ fn pod_command(
         .collect();
     for arg in &mut args {
         *arg = arg.replace("$(JOB_COMPLETION_INDEX)", &index.to_string());
+        *arg = arg.replace(WORKLOAD_MOUNT, &mounted.display().to_string());
         for (name, value) in env {
             *arg = arg.replace(&format!("$({name})"), value);
         }
@@ -156,6 +219,7 @@ fn run_job(
     raw: &Path,
     briefs: &Path,
 ) -> Vec<Value> {
+    let mounted = raw.parent().unwrap().parent().unwrap().join("workload-volume");
     let name = job["metadata"]["name"].as_str().unwrap();
     let pods = job["spec"]["completions"].as_u64().unwrap() as usize;
     let mut env = env.to_vec();
@@ -165,7 +229,7 @@ fn run_job(
     let mut children: Vec<(PathBuf, Child, Progress)> = (0..pods)
         .map(|index| {
             let brief = briefs.join(format!("{name}-{index}.json"));
-            let mut child = pod_command(job, index, &env, host, raw, &brief)
+            let mut child = pod_command(job, index, &env, host, raw, &brief, &mounted)
                 .spawn()
                 .unwrap();
             let progress = Progress::of(&mut child);
@@ -202,6 +266,7 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
     let work = tempfile::tempdir().unwrap();
     let plan_path = work.path().join("k8s-jobs.toml");
     std::fs::write(&plan_path, plan_text()).unwrap();
+    std::fs::write(work.path().join("kv.yaml"), WORKLOAD).unwrap();
     let plan = cqlbench_k8s::load_plan(&plan_path).unwrap();
     let manifests = cqlbench_k8s::render(&plan, &cqlbench_k8s::RenderOptions::default()).unwrap();
     let jobs: Vec<&Value> = manifests
@@ -222,6 +287,7 @@ fn rendered_jobs_run_against_a_real_node_and_their_results_make_a_report() {
     let raw = out.join("raw");
     let briefs_dir = work.path().join("briefs");
     std::fs::create_dir_all(&briefs_dir).unwrap();
+    mount_workload(&manifests, &work.path().join("workload-volume"));
 
     let populate = run_job(jobs[0], &[], None, &node.host, &raw, &briefs_dir);
     assert_eq!(populate[0]["status"], "complete");

@@ -1,4 +1,5 @@
-//! The manifests: a Namespace, the results volume, and per configuration a K8ssandraCluster and one
+//! The manifests: a Namespace, the results volume, a workload file's ConfigMap, and per configuration a
+//! K8ssandraCluster and one
 //! Indexed Job per cell. Files have stable names and sorted keys, so a plan always renders to the same bytes.
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,11 @@ pub const METRICS_PORT_NAME: &str = "metrics";
 /// How long a client pod keeps serving its final figures: one scrape at Prometheus' default 15 s
 /// interval sees them.
 const METRICS_LINGER: &str = "15s";
+
+/// Where the client pods find the plan's workload file (from its ConfigMap).
+pub const WORKLOAD_MOUNT: &str = "/etc/cqlbench/workload";
+/// A ConfigMap holds 1 MiB at most.
+const CONFIG_MAP_MAX: usize = 1 << 20;
 
 /// Kubernetes' default `terminationMessagePath`: a client writes its brief there (`--brief-to`).
 pub const TERMINATION_LOG: &str = "/dev/termination-log";
@@ -97,6 +103,12 @@ pub fn render(plan: &K8sPlan, options: &RenderOptions) -> Result<Vec<Manifest>, 
             object: results_claim(plan),
         },
     ];
+    if let Some(config_map) = workload_config_map(plan)? {
+        out.push(Manifest {
+            path: "02-workload-configmap.yaml".into(),
+            object: config_map,
+        });
+    }
     let cells = cells(plan);
     for (index, config) in plan.plan.configs.iter().enumerate() {
         let cluster = &plan.cluster_names[index];
@@ -245,6 +257,53 @@ fn results_claim(plan: &K8sPlan) -> Value {
 
 /// K8ssandra's name for a collector in `jvmOptions.gc`, where it has one (it writes that collector's
 /// defaults into the JDK-specific options file on Cassandra 4.x; 5.0 ignores the field).
+/// The plan's workload file and its name in the pods, when the workload is a file (a built-in or
+/// shipped one is in the image).
+fn workload_file(plan: &K8sPlan) -> Option<(&Path, String)> {
+    let workload = &plan.plan.load.workload;
+    if !cqlbench_workload::is_file_argument(workload) {
+        return None;
+    }
+    let path = Path::new(workload);
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    Some((path, name))
+}
+
+/// The ConfigMap that carries the plan's workload file to the client pods.
+fn workload_config_map_name(plan: &K8sPlan) -> String {
+    let first = plan
+        .cluster_names
+        .first()
+        .map_or("cqlbench", String::as_str);
+    format!("{first}-workload")
+}
+
+fn workload_config_map(plan: &K8sPlan) -> Result<Option<Value>, K8sError> {
+    let Some((path, name)) = workload_file(plan) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| K8sError::Io {
+        context: format!("reading the workload file {}", path.display()),
+        source,
+    })?;
+    if text.len() > CONFIG_MAP_MAX {
+        return Err(K8sError::Io {
+            context: format!("the workload file {}", path.display()),
+            source: std::io::Error::other("is larger than a ConfigMap holds (1 MiB)"),
+        });
+    }
+    Ok(Some(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": workload_config_map_name(plan),
+            "namespace": plan.k8s.namespace,
+            "labels": labels(None, None),
+        },
+        "data": {name: text},
+    })))
+}
+
 fn k8ssandra_gc(gc: Gc) -> &'static str {
     match gc {
         Gc::G1 => "G1GC",
@@ -532,8 +591,12 @@ fn pod_command(
 ) -> PodCommand {
     let (k8s, load) = (&plan.k8s, &plan.plan.load);
     let secret = format!("{cluster}-superuser");
+    let workload = match workload_file(plan) {
+        Some((_, name)) => format!("{WORKLOAD_MOUNT}/{name}"),
+        None => load.workload.clone(),
+    };
     let mut command = PodCommand {
-        args: vec!["run".into(), load.workload.clone()],
+        args: vec!["run".into(), workload],
         env: vec![
             secret_env("CQLBENCH_USERNAME", &secret, "username"),
             secret_env("CQLBENCH_PASSWORD", &secret, "password"),
@@ -592,6 +655,15 @@ fn job(
         env,
         annotations,
     } = pod_command(plan, cluster, config_name, cell, pods, options);
+    let mut mounts = vec![json!({"name": "results", "mountPath": RESULTS_MOUNT})];
+    let mut volumes =
+        vec![json!({"name": "results", "persistentVolumeClaim": {"claimName": RESULTS_CLAIM}})];
+    if workload_file(plan).is_some() {
+        mounts.push(json!({"name": "workload", "mountPath": WORKLOAD_MOUNT, "readOnly": true}));
+        volumes.push(
+            json!({"name": "workload", "configMap": {"name": workload_config_map_name(plan)}}),
+        );
+    }
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -630,9 +702,9 @@ fn job(
                             "requests": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},
                             "limits": {"cpu": k8s.client_cpu, "memory": k8s.client_memory},
                         },
-                        "volumeMounts": [{"name": "results", "mountPath": RESULTS_MOUNT}],
+                        "volumeMounts": mounts,
                     }],
-                    "volumes": [{"name": "results", "persistentVolumeClaim": {"claimName": RESULTS_CLAIM}}],
+                    "volumes": volumes,
                 },
             },
         },

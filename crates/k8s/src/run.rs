@@ -641,7 +641,12 @@ pub async fn run(
         source,
     })?;
     // The PodMonitor (with `pod-monitor = true`) needs the Prometheus Operator's CRD, as the plan says.
-    let shared_kinds = ["Namespace", "PersistentVolumeClaim", "PodMonitor"];
+    let shared_kinds = [
+        "Namespace",
+        "PersistentVolumeClaim",
+        "ConfigMap",
+        "PodMonitor",
+    ];
     for shared in manifests
         .iter()
         .filter(|m| shared_kinds.iter().any(|kind| m.object["kind"] == *kind))
