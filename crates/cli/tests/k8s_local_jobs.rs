@@ -219,7 +219,12 @@ fn run_job(
     raw: &Path,
     briefs: &Path,
 ) -> Vec<Value> {
-    let mounted = raw.parent().unwrap().parent().unwrap().join("workload-volume");
+    let mounted = raw
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("workload-volume");
     let name = job["metadata"]["name"].as_str().unwrap();
     let pods = job["spec"]["completions"].as_u64().unwrap() as usize;
     let mut env = env.to_vec();

@@ -414,6 +414,7 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     easy_cass_stress_workloads_run_by_name(host, dir.path());
     batches_send_their_rows_together(host, dir.path());
     paged_reads_read_the_pages_they_ask_for(host, dir.path());
+    ttl_timestamps_range_reads_and_range_deletes(host, dir.path());
     two_clients_share_a_workload_file(host, dir.path());
 }
 
@@ -698,6 +699,93 @@ operations:
             op["pages"].as_u64().unwrap_or(0),
             pages * count,
             "{name}: {summary}"
+        );
+    }
+}
+
+/// Writes `USING TTL … AND TIMESTAMP …` with bound values, a range read with `LIMIT`, a range
+/// delete at QUORUM and a conditional update at LOCAL_SERIAL, each checked in what the node holds
+/// or answered.
+fn ttl_timestamps_range_reads_and_range_deletes(host: &str, dir: &Path) {
+    let file = write(
+        dir,
+        "kinds.yaml",
+        r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS events (p int, c int, v text, PRIMARY KEY (p, c))
+values:
+  p: fixed(1)
+  c: uniform(0..100)
+  v:
+    population: uniform(1..1M)
+    size: fixed(8)
+  ttl: fixed(3600)
+  ts: fixed(1000)
+  lo: fixed(50)
+  hi: fixed(100)
+populate:
+  operation: write
+  rows: 200
+  values:
+    c: seq(0..199)
+operations:
+  write:
+    cql: INSERT INTO events (p, c, v) VALUES (?, ?, ?) USING TTL :ttl AND TIMESTAMP :ts
+    weight: 0
+  delete_range:
+    cql: DELETE FROM events WHERE p = ? AND c >= :lo AND c < :hi
+    consistency: QUORUM
+  read_range:
+    cql: SELECT c, v FROM events WHERE p = ? AND c > ? LIMIT 5
+    weight: 3
+  cas:
+    cql: UPDATE events SET v = 'x' WHERE p = ? AND c = 0 IF v = 'never'
+    serial_consistency: LOCAL_SERIAL
+"#,
+    );
+    let out = dir.join("kinds");
+    cqlbench_ok(&[
+        "run",
+        &file,
+        "--host",
+        host,
+        "--keyspace",
+        "kinds",
+        "--drop",
+        "-n",
+        "300",
+        "--rate",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    let op = |name: &str| &summary["ops"][name];
+    let count = |name: &str| op(name)["count"].as_u64().unwrap();
+    for name in ["delete_range", "read_range", "cas"] {
+        assert!(count(name) > 20, "{name}: {summary}");
+        assert_eq!(failures(op(name)), 0, "{name}: {summary}");
+    }
+    // Every range read found 5 rows past its point (none beyond 195 is drawn).
+    assert_eq!(
+        op("read_range")["rows"],
+        5 * count("read_range"),
+        "{summary}"
+    );
+    // The condition never holds: every conditional update is a success not applied.
+    assert_eq!(op("cas")["not_applied"], count("cas"), "{summary}");
+    let kept: Vec<(i32, Option<i32>, Option<i64>)> = crate::rows(
+        host,
+        "SELECT c, TTL(v), WRITETIME(v) FROM kinds.events WHERE p = 1",
+    );
+    let cs: Vec<i32> = kept.iter().map(|r| r.0).collect();
+    let expected: Vec<i32> = (0..50).chain(100..200).collect();
+    assert_eq!(cs, expected, "the range delete removed 50..99");
+    for (c, ttl, written) in &kept {
+        assert_eq!(*written, Some(1000), "row {c}: USING TIMESTAMP");
+        assert!(
+            ttl.is_some_and(|t| t > 3000 && t <= 3600),
+            "row {c}: USING TTL gave {ttl:?}"
         );
     }
 }
