@@ -22,6 +22,9 @@ fn stall_truth_and_unique_keys() {
             "-Dcassandra.config.allow_system_properties=true",
             "-Dcassandra.settings.write_request_timeout=10s",
             "-Dcassandra.settings.read_request_timeout=10s",
+            // This node alone has materialized views off, as a cluster an operator did not set up
+            // for them (cqlbench's own clusters turn them on).
+            "-Dcassandra.settings.materialized_views_enabled=false",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
@@ -37,6 +40,34 @@ fn stall_truth_and_unique_keys() {
     rows_stay_in_their_phase(&node, dir.path());
     stall_shows_in_corrected_latency(&node, dir.path());
     datacenter_must_exist(&node, dir.path());
+    disabled_views_are_refused_naming_the_setting(&node, dir.path());
+}
+
+/// A workload with a materialized view, against a node where views are disabled: refused in one
+/// line that names the cassandra.yaml setting, and the keyspace it began is gone.
+fn disabled_views_are_refused_naming_the_setting(node: &TestNode, dir: &std::path::Path) {
+    let out = dir.join("views");
+    let error = one_line_error(
+        &mut cqlbench_command(&[
+            "run",
+            "MaterializedViews",
+            "--host",
+            &node.host,
+            "--keyspace",
+            "views_refused",
+            "-n",
+            "100",
+            "-o",
+            out.to_str().unwrap(),
+        ]),
+        "materialized_views_enabled",
+    );
+    assert!(error.contains("MaterializedViews.yaml:"), "{error}");
+    let (keyspaces,): (i64,) = first_row(
+        &node.host,
+        "SELECT count(*) FROM system_schema.keyspaces WHERE keyspace_name = 'views_refused'",
+    );
+    assert_eq!(keyspaces, 0, "the keyspace the run began is dropped");
 }
 
 /// A server that cannot keep up with the schedule before the drain deadline: the operations never
