@@ -95,6 +95,8 @@ pub struct Bound {
     ops: Vec<BoundOp>,
     /// Cumulative shares of the measured mix, by operation index.
     cumulative: Vec<f64>,
+    /// The measured operations in a fixed order, when the workload gives one.
+    sequence: Option<Vec<OpId>>,
     /// The operation populate runs, bound with populate's generators.
     populate: Option<(OpId, BoundOp)>,
     /// Values kept per key between operations, when an operation has `state`.
@@ -141,15 +143,25 @@ impl Bound {
             statements: prepared.into_iter().map(|p| p.cql).collect(),
             ops,
             cumulative,
+            sequence: workload
+                .sequence
+                .as_ref()
+                .filter(|s| !s.is_empty())
+                .map(|s| s.iter().map(|&op| OpId(op as u16)).collect()),
             populate,
             state,
         })
     }
 
-    /// The operation of global index `index`: populate's below `populate`, else drawn by weight.
+    /// The operation of global index `index`: populate's below `populate`, else the workload's
+    /// sequence at its place, else drawn by weight.
     pub fn op_at(&self, seed: u64, index: u64, populate: u64) -> OpId {
         if let Some((op, _)) = self.populate.as_ref().filter(|_| index < populate) {
             return *op;
+        }
+        if let Some(sequence) = &self.sequence {
+            let measured = index.saturating_sub(populate);
+            return sequence[(measured % sequence.len() as u64) as usize];
         }
         let u = unit_float(mix(seed, index, SALT_OP));
         let at = self.cumulative.partition_point(|&c| c <= u);

@@ -22,6 +22,9 @@ pub struct Workload {
     pub schema_may_exist: bool,
     /// Operations by index: the names results carry.
     pub ops: Vec<Operation>,
+    /// A fixed order of the measured operations (nosqlbench's op sequence): measured operation
+    /// `i` is `ops[sequence[i % len]]`. `None`: each is drawn at random by weight.
+    pub sequence: Option<Vec<usize>>,
     /// Rows written before the measured phase, by which operation.
     pub populate: Option<Populate>,
     /// Parameters as resolved (defaults, then `--workload.NAME=VALUE`).

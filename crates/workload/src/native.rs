@@ -104,6 +104,7 @@ pub fn compile_document(
         populate,
         params,
         hints: Default::default(),
+        sequence: None,
         notes: Vec::new(),
     })
 }

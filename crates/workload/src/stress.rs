@@ -90,6 +90,7 @@ pub fn compile(
         populate: None,
         params: Vec::new(),
         hints: Default::default(),
+        sequence: None,
         notes: Vec::new(),
     })
 }

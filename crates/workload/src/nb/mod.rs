@@ -147,9 +147,11 @@ pub fn compile(
     let chosen = setting(settings, "scenario").unwrap_or("default");
     let steps = reader.steps(top, chosen).map_err(at)?;
     let mut corpora = corpus_finder(path);
-    let mut compiled = reader.lower(&steps, &mut corpora).map_err(at)?;
+    let sequencer = setting(settings, "seq");
+    let mut compiled = reader.lower(&steps, sequencer, &mut corpora).map_err(at)?;
     notes.extend(corpora.notes());
-    compiled.hints = hints(&steps, settings);
+    let sequence_len = compiled.sequence.as_ref().map(Vec::len);
+    compiled.hints = hints(&steps, settings, sequence_len);
     let unused: Vec<&str> = settings
         .iter()
         .map(|(n, _)| n.as_str())
@@ -181,15 +183,17 @@ fn setting<'a>(settings: &'a [(String, String)], name: &str) -> Option<&'a str> 
 }
 
 /// What the run takes from the measured step and the command line: cycles, threads, async,
-/// cyclerate (or striderate × stride) and hosts.
-fn hints(steps: &[Step], settings: &[(String, String)]) -> RunHints {
+/// cyclerate (or striderate × stride, the stride being the op sequence's length unless given) and
+/// hosts.
+fn hints(steps: &[Step], settings: &[(String, String)], sequence_len: Option<usize>) -> RunHints {
     let measured = steps.iter().rev().find(|s| s.cycles.is_some());
     let get = |name: &str| {
         setting(settings, name)
             .or_else(|| measured.and_then(|s| s.param(name)))
             .map(str::to_string)
     };
-    let stride_rate = match (get("striderate"), get("stride")) {
+    let stride = get("stride").or_else(|| sequence_len.map(|n| n.to_string()));
+    let stride_rate = match (get("striderate"), stride) {
         (Some(rate), Some(stride)) => {
             let rate: Option<f64> = rate.split(',').next().and_then(|r| r.trim().parse().ok());
             let stride: Option<f64> = stride.trim().parse().ok();
@@ -386,7 +390,12 @@ impl Reader {
 
     /// The scenario lowered: steps without cycles make the schema, the last step with cycles is
     /// measured, and one before it populates.
-    fn lower(&self, steps: &[Step], corpora: &mut CorpusFinder) -> Result<Workload, Problem> {
+    fn lower(
+        &self,
+        steps: &[Step],
+        sequencer: Option<&str>,
+        corpora: &mut CorpusFinder,
+    ) -> Result<Workload, Problem> {
         let cycled: Vec<&Step> = steps.iter().filter(|s| s.cycles.is_some()).collect();
         let Some(measured) = cycled.last() else {
             let line = steps.first().map_or(1, |s| s.line);
@@ -442,6 +451,11 @@ impl Reader {
                 format!("every op of step '{}' has ratio 0", measured.name),
             ));
         }
+        // The command line's `seq=`, else the step's.
+        let sequencer = sequencer.or_else(|| measured.param("seq"));
+        let weights: Vec<f64> = ops.iter().map(|op| op.weight).collect();
+        let sequence = op_sequence(sequencer.unwrap_or("bucket"), &weights)
+            .map_err(|e| problem(measured.line, format!("step '{}': {e}", measured.name)))?;
         let populate = match &cycled[..cycled.len() - 1] {
             [] => None,
             [step] => Some(self.populate(step, &mut ops, corpora)?),
@@ -468,6 +482,7 @@ impl Reader {
             params: Vec::new(),
             hints: RunHints::default(),
             notes: Vec::new(),
+            sequence,
         })
     }
 
@@ -595,6 +610,57 @@ fn operation(op: &RawOp, corpora: &mut CorpusFinder) -> Result<Operation, Proble
         state_key: None,
         paging: paging(op, &param)?,
     })
+}
+
+/// Sequences longer than this are drawn by weight instead (the shares are the same).
+const MAX_SEQUENCE: u64 = 1 << 20;
+
+/// nosqlbench's op sequence for ops of these ratios, as its sequencers build it: `bucket` (the
+/// default) takes one of each op that has some left, round after round; `concat` each op's ratio
+/// in a row; `interval` spreads op `i` at positions `k / ratio`. `None` for ratios that are not
+/// whole numbers or a sequence too long to hold.
+fn op_sequence(sequencer: &str, ratios: &[f64]) -> Result<Option<Vec<usize>>, String> {
+    if ratios.iter().any(|r| r.fract() != 0.0) {
+        return Ok(None);
+    }
+    let counts: Vec<u64> = ratios.iter().map(|r| *r as u64).collect();
+    if counts.iter().sum::<u64>() > MAX_SEQUENCE {
+        return Ok(None);
+    }
+    let mut sequence = Vec::new();
+    match sequencer.trim().to_ascii_lowercase().as_str() {
+        "bucket" => {
+            let mut left = counts.clone();
+            while left.iter().any(|n| *n > 0) {
+                for (op, n) in left.iter_mut().enumerate() {
+                    if *n > 0 {
+                        sequence.push(op);
+                        *n -= 1;
+                    }
+                }
+            }
+        }
+        "concat" => {
+            for (op, n) in counts.iter().enumerate() {
+                sequence.extend(std::iter::repeat_n(op, *n as usize));
+            }
+        }
+        "interval" => {
+            let mut slots: Vec<(f64, usize)> = Vec::new();
+            for (op, n) in counts.iter().enumerate() {
+                slots.extend((0..*n).map(|k| (k as f64 / *n as f64, op)));
+            }
+            // Stable: equal positions keep the ops' order.
+            slots.sort_by(|a, b| a.0.total_cmp(&b.0));
+            sequence.extend(slots.into_iter().map(|(_, op)| op));
+        }
+        other => {
+            return Err(format!(
+                "seq={other} is not a sequencer (bucket, concat or interval)"
+            ))
+        }
+    }
+    Ok(Some(sequence))
 }
 
 /// nosqlbench's `page_size` (`fetchsize` in its older driver) and `maxpages` (1 unless given: the
@@ -996,6 +1062,58 @@ mod tests {
         );
         let refused = paging("      page_size: many\n").unwrap_err();
         assert!(refused.contains("page_size 'many'"), "{refused}");
+    }
+
+    #[test]
+    fn the_measured_step_runs_its_ops_in_sequence_and_striderate_counts_the_sequence() {
+        let text = "scenarios:\n  default:\n    main: run driver=cql tags=block:main cycles=10 striderate=100\n\
+                    blocks:\n  main:\n    ops:\n      \
+                    r:\n        stmt: select * from t\n        ratio: 1\n      \
+                    w:\n        stmt: insert into t (k) values (1)\n        ratio: 3\n";
+        let compile_with = |settings: &[(&str, &str)]| {
+            let invocation = Invocation {
+                settings: settings
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..Invocation::default()
+            };
+            compile("w", Path::new("w.yaml"), text, &invocation).unwrap()
+        };
+        let workload = compile_with(&[]);
+        assert_eq!(workload.sequence, Some(vec![0, 1, 1, 1]));
+        // No stride given: nosqlbench's stride is the sequence's length.
+        assert_eq!(workload.hints.rate.as_deref(), Some("400"));
+        let concat = compile_with(&[("seq", "concat"), ("stride", "2")]);
+        assert_eq!(concat.sequence, Some(vec![0, 1, 1, 1]));
+        assert_eq!(concat.hints.rate.as_deref(), Some("200"));
+    }
+
+    #[test]
+    fn ops_follow_nosqlbench_s_sequencers() {
+        // cql_tabular2's main: eight reads of ratio 1, then a write of ratio 8.
+        let mut tabular = vec![1.0; 8];
+        tabular.push(8.0);
+        let bucket = op_sequence("bucket", &tabular).unwrap().unwrap();
+        let mut expected: Vec<usize> = (0..9).collect();
+        expected.extend([8; 7]);
+        assert_eq!(bucket, expected);
+        assert_eq!(
+            op_sequence("bucket", &[3.0, 1.0]).unwrap(),
+            Some(vec![0, 1, 0, 0])
+        );
+        assert_eq!(
+            op_sequence("concat", &[2.0, 0.0, 3.0]).unwrap(),
+            Some(vec![0, 0, 2, 2, 2])
+        );
+        assert_eq!(
+            op_sequence("interval", &[2.0, 4.0]).unwrap(),
+            Some(vec![0, 1, 1, 0, 1, 1])
+        );
+        assert_eq!(op_sequence("bucket", &[0.5, 1.0]).unwrap(), None);
+        assert!(op_sequence("shuffle", &[1.0])
+            .unwrap_err()
+            .contains("seq=shuffle"));
     }
 
     #[test]
