@@ -19,7 +19,7 @@ fn stall_truth_and_unique_keys() {
         "load-truth",
         "127.0.4.1",
         &[
-            "-Dcassandra.config.allow_system_properties=true",
+            // No allow_system_properties: `up` adds it for the settings below.
             "-Dcassandra.settings.write_request_timeout=10s",
             "-Dcassandra.settings.read_request_timeout=10s",
             // This node alone has materialized views off, as a cluster an operator did not set up

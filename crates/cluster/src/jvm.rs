@@ -172,6 +172,18 @@ pub struct NodeLaunch<'a> {
 
 pub const MAIN_CLASS: &str = "org.apache.cassandra.service.CassandraDaemon";
 
+const SETTING_PREFIX: &str = "-Dcassandra.settings.";
+const ALLOW_SETTINGS: &str = "-Dcassandra.config.allow_system_properties";
+
+/// Cassandra reads `-Dcassandra.settings.NAME=VALUE` only when system properties are allowed:
+/// a setting given alone would be ignored without a word, so it brings the permission with it
+/// (unless the options already say either way).
+fn settings_allowed(jvm_opts: &[String]) -> Option<String> {
+    let gives_setting = jvm_opts.iter().any(|o| o.starts_with(SETTING_PREFIX));
+    let says_allowed = jvm_opts.iter().any(|o| o.starts_with(ALLOW_SETTINGS));
+    (gives_setting && !says_allowed).then(|| format!("{ALLOW_SETTINGS}=true"))
+}
+
 /// Assembles the complete argument list after `java`; `--jvm-opt`s come last so they win.
 pub fn node_args(
     launch: &NodeLaunch,
@@ -216,6 +228,7 @@ pub fn node_args(
     args.extend(module_flags(jdk_major));
     args.extend(gc_flags.iter().cloned());
     args.extend(gc_log_flags(launch.gc_log, jdk_major));
+    args.extend(settings_allowed(jvm_opts));
     args.extend(jvm_opts.iter().cloned());
     args.push("-cp".to_string());
     args.push(launch.classpath.to_string());
@@ -226,6 +239,19 @@ pub fn node_args(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cassandra_yaml_setting_brings_the_permission_to_read_it() {
+        let opts = |list: &[&str]| list.iter().map(|o| o.to_string()).collect::<Vec<_>>();
+        let setting = "-Dcassandra.settings.materialized_views_enabled=false";
+        assert_eq!(
+            settings_allowed(&opts(&[setting])).as_deref(),
+            Some("-Dcassandra.config.allow_system_properties=true")
+        );
+        let refused = "-Dcassandra.config.allow_system_properties=false";
+        assert_eq!(settings_allowed(&opts(&[refused, setting])), None);
+        assert_eq!(settings_allowed(&opts(&["-XX:+AlwaysPreTouch"])), None);
+    }
 
     #[test]
     fn gc_log_has_safepoints_and_rotation() {
