@@ -596,6 +596,52 @@ operations:
         "each counter batch adds 3: {summary}"
     );
 
+    // A batch over the server's size limit (100 rows of 1000 characters, past 50 KiB) fails every
+    // time, and the result says why in the server's words.
+    let big = write(
+        dir,
+        "too_big.yaml",
+        r#"
+schema:
+  - CREATE TABLE IF NOT EXISTS big (k bigint PRIMARY KEY, v text)
+values:
+  k: uniform(1..1M)
+  v:
+    population: uniform(1..1M)
+    size: fixed(1000)
+operations:
+  load:
+    cql: INSERT INTO big (k, v) VALUES (?, ?)
+    batch:
+      type: logged
+      rows: fixed(100)
+"#,
+    );
+    let out = dir.join("too_big");
+    let printed = cqlbench_ok(&[
+        "run",
+        &big,
+        "--host",
+        host,
+        "--keyspace",
+        "batches",
+        "-n",
+        "5",
+        "--rate",
+        "50",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let summary = read_summary(&out);
+    let load = &summary["ops"]["load"];
+    assert_eq!(load["errors"]["other"], 5, "{summary}");
+    let first = load["first_error"].as_str().unwrap_or_default();
+    assert!(first.contains("Batch too large"), "{summary}");
+    assert!(
+        printed.contains("load: the server's first refusal: Batch too large (the node's batch_size_fail_threshold"),
+        "{printed}"
+    );
+
     let profile = write(
         dir,
         "timeline_batched.yaml",

@@ -796,7 +796,14 @@ impl<'a> Reporter<'a> {
         }
         self.totals
             .close_window(finished, self.options.p99_window, now);
-        let summary = build_summary(&self.base, &self.totals, measure_start, ended, status);
+        let mut summary = build_summary(&self.base, &self.totals, measure_start, ended, status);
+        for (index, name) in ctx.ops.iter().enumerate() {
+            if let (Some(op), Some(message)) =
+                (summary.ops.get_mut(name), ctx.wire.first_errors.of(index))
+            {
+                op.first_error = Some(message.to_string());
+            }
+        }
         self.files.write_summary(&summary)?;
         let length = now.saturating_duration_since(self.last_tick);
         progress(&progress_line(

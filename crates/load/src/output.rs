@@ -306,6 +306,12 @@ fn outcome_lines(summary: &Summary) -> String {
                 fmt_ms(op.failed_latency_ms.p99),
                 fmt_ms(op.failed_latency_ms.max)
             ));
+            if let Some(message) = &op.first_error {
+                let hint = crate::session::setting_hint(message);
+                out.push_str(&format!(
+                    "{name}: the server's first refusal: {message}{hint}\n"
+                ));
+            }
         }
     }
     out

@@ -606,14 +606,17 @@ pub fn wire_config(
         request_timeout: options.request_timeout,
         state: bound.and_then(|b| b.state.clone()),
         paging: op_paging(options, statements_len),
+        first_errors: std::sync::Arc::new(crate::wire::FirstErrors::new(statements_len)),
     })
 }
 
 /// The cassandra.yaml setting a refusal comes from, where the server's message does not name it.
-fn setting_hint(message: &str) -> &'static str {
+pub(crate) fn setting_hint(message: &str) -> &'static str {
     let lower = message.to_ascii_lowercase();
     if lower.contains("materialized views are disabled") {
         " (the node's cassandra.yaml needs materialized_views_enabled: true, enable_materialized_views before 4.1; cqlbench's local clusters set it)"
+    } else if lower.contains("batch too large") {
+        " (the node's batch_size_fail_threshold, 50 KiB by default; a cassandra-stress insert sends every row its select ratio picks from its partitions in one batch)"
     } else if lower.contains("sasi indexes are disabled") {
         " (the node's cassandra.yaml needs sasi_indexes_enabled: true)"
     } else {

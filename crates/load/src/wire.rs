@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use cqlbench_cql::{
     self as cql, applied, classify_error, error_code, parse_header, parse_prepared,
     replace_execute_id, rows_page, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode,
-    Stream, HEADER_LEN, MAX_STREAMS,
+    ServerError, Stream, HEADER_LEN, MAX_STREAMS,
 };
 
 use crate::poll::{self, Epoll};
@@ -51,6 +51,34 @@ pub struct WireConfig {
     pub state: Option<Arc<StateTable>>,
     /// Operations that read their result in pages, by [`OpId::index`].
     pub paging: Vec<Option<Paging>>,
+    /// The server's message of each operation's first failure, for the result to say why.
+    pub first_errors: Arc<FirstErrors>,
+}
+
+/// The first error message the server gave for each operation (by [`OpId::index`]), kept once:
+/// only the first failure of an operation decodes its message.
+#[derive(Debug, Default)]
+pub struct FirstErrors(Vec<std::sync::OnceLock<String>>);
+
+impl FirstErrors {
+    pub fn new(ops: usize) -> FirstErrors {
+        FirstErrors((0..ops).map(|_| std::sync::OnceLock::new()).collect())
+    }
+
+    fn wants(&self, op: OpId) -> bool {
+        self.0.get(op.index()).is_some_and(|m| m.get().is_none())
+    }
+
+    fn note(&self, op: OpId, message: String) {
+        if let Some(slot) = self.0.get(op.index()) {
+            let _ = slot.set(message.replace(['\n', '\r'], " "));
+        }
+    }
+
+    /// Operation `op`'s first message, if it failed at the server.
+    pub fn of(&self, op: usize) -> Option<&str> {
+        self.0.get(op)?.get().map(String::as_str)
+    }
 }
 
 impl WireConfig {
@@ -429,6 +457,17 @@ impl Conn {
                 Some(SlotState::Busy(_)) if !is_error => rows_page(header.flags, body),
                 _ => None,
             };
+            let message = match (outcome, state) {
+                (Some(class), Some(SlotState::Busy(p)))
+                    if class != ErrorClass::Unprepared && config.first_errors.wants(p.op) =>
+                {
+                    ServerError::decode(header.flags, body).map(|e| (p.op, e.message))
+                }
+                _ => None,
+            };
+            if let Some((op, message)) = message {
+                config.first_errors.note(op, message);
+            }
             let rows = page.as_ref().map_or(0, |p| p.rows);
             let next_page = match (page.and_then(|p| p.paging_state), state) {
                 (Some(at), Some(SlotState::Busy(p))) if config.wants_next_page(&p) => {
@@ -1375,6 +1414,7 @@ mod tests {
             request_timeout: Duration::from_secs(1),
             state: None,
             paging: vec![None; 2],
+            first_errors: Arc::new(FirstErrors::new(2)),
         }
     }
 

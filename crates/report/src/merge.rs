@@ -407,6 +407,7 @@ fn merged_op(
         not_applied: sum(runs, |s| of(s).not_applied),
         rows: sum(runs, |s| of(s).rows),
         pages: sum(runs, |s| of(s).pages),
+        first_error: runs.iter().find_map(|r| of(&r.summary).first_error),
         ops_per_s: if duration > 0.0 {
             round3(count as f64 / duration)
         } else {
@@ -941,6 +942,7 @@ scheduled_all_ops_s,client_hiccup_max_ms";
                 "not_applied": 3,
                 "rows": 10 * total.len(),
                 "pages": 2 * total.len(),
+                "first_error": "Batch too large",
             }},
             "client": {"hiccup_ms": {"p50": 0.1, "p90": 0.2, "p99": 0.3 + id as f64, "p999": 1.0, "max": 2.0},
                        "scheduled_ops": 802, "unsent_ops": 0, "cancelled_ops": 0,
@@ -1018,6 +1020,7 @@ scheduled_all_ops_s,client_hiccup_max_ms";
         assert_eq!(write["not_applied"], 9);
         assert_eq!(write["rows"], 24000);
         assert_eq!(write["pages"], 4800);
+        assert_eq!(write["first_error"], "Batch too large");
         assert_eq!(write["errors"]["timeout"], 6);
         assert_eq!(write["latency_ms"], percentiles(&all));
         assert_eq!(s["target_rate"], 600.0);

@@ -200,6 +200,10 @@ pub struct OpSummary {
     /// Pages the successful operations read, for operations that read in pages.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pages: u64,
+    /// The server's message of the first failure it answered, when one did (e.g. "Batch for
+    /// [ks.t] is of size 55.6KiB, exceeding specified threshold …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
     /// Successful operations per second.
     #[serde(default)]
     pub ops_per_s: f64,
