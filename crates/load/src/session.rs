@@ -610,13 +610,16 @@ pub fn wire_config(
     })
 }
 
-/// The cassandra.yaml setting a refusal comes from, where the server's message does not name it.
+/// What a refusal comes from (a cassandra.yaml setting, the keyspace's replication), where the
+/// server's message does not say.
 pub(crate) fn setting_hint(message: &str) -> &'static str {
     let lower = message.to_ascii_lowercase();
     if lower.contains("materialized views are disabled") {
         " (the node's cassandra.yaml needs materialized_views_enabled: true, enable_materialized_views before 4.1; cqlbench's local clusters set it)"
     } else if lower.contains("batch too large") {
         " (the node's batch_size_fail_threshold, 50 KiB by default; a cassandra-stress insert sends every row its select ratio picks from its partitions in one batch)"
+    } else if lower.contains("cannot achieve consistency level") {
+        " (the keyspace's replication asks for more replicas than are up; --replication overrides a workload file's keyspace definition)"
     } else if lower.contains("sasi indexes are disabled") {
         " (the node's cassandra.yaml needs sasi_indexes_enabled: true)"
     } else {
@@ -635,6 +638,9 @@ mod tests {
             setting_hint("Materialized views are disabled. Enable in cassandra.yaml to use.");
         assert!(hint.contains("materialized_views_enabled: true"), "{hint}");
         assert_eq!(setting_hint("Undefined column name nope"), "");
+        assert!(setting_hint("Batch too large").contains("batch_size_fail_threshold"));
+        let unavailable = setting_hint("Cannot achieve consistency level LOCAL_QUORUM");
+        assert!(unavailable.contains("--replication"), "{unavailable}");
     }
 
     fn dcs(list: &[(&str, usize)]) -> Vec<(String, usize)> {
