@@ -476,18 +476,25 @@ pub fn rows_page(flags: u8, body: &[u8]) -> Option<RowsPage> {
     })
 }
 
-/// A conditional statement's `[applied]`: the first column of the first row of a RESULT Rows body
-/// (`None` for another kind of result, or a body too short to say).
-pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
-    let page = rows_page(flags, body)?;
-    if page.rows < 1 || page.columns < 1 {
-        return None;
+impl RowsPage {
+    /// A conditional statement's `[applied]`: the first column of the first row of `body`, the
+    /// body this page was read from (`None` without rows, or a body too short to say).
+    pub fn applied(&self, body: &[u8]) -> Option<bool> {
+        if self.rows < 1 || self.columns < 1 {
+            return None;
+        }
+        let at = self.first_row;
+        let len = read_i32(body, at)?;
+        (len == 1)
+            .then(|| body.get(at + 4).map(|b| *b != 0))
+            .flatten()
     }
-    let at = page.first_row;
-    let len = read_i32(body, at)?;
-    (len == 1)
-        .then(|| body.get(at + 4).map(|b| *b != 0))
-        .flatten()
+}
+
+/// A conditional statement's `[applied]` from a RESULT body (`None` for another kind of result, or a
+/// body too short to say).
+pub fn applied(flags: u8, body: &[u8]) -> Option<bool> {
+    rows_page(flags, body)?.applied(body)
 }
 
 /// Writes into `out` the EXECUTE `request` asking for the page after `paging_state` (the state a

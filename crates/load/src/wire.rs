@@ -15,9 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cqlbench_cql::{
-    self as cql, applied, classify_error, error_code, parse_header, parse_prepared,
-    replace_execute_id, rows_page, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode,
-    ServerError, Stream, HEADER_LEN, MAX_STREAMS,
+    self as cql, classify_error, error_code, parse_header, parse_prepared, replace_execute_id,
+    rows_page, write_prepare, ConnectOptions, ErrorClass, ExecuteFrame, Opcode, ServerError,
+    Stream, HEADER_LEN, MAX_STREAMS,
 };
 
 use crate::poll::{self, Epoll};
@@ -439,23 +439,24 @@ impl Conn {
             let state = (id >= 0)
                 .then(|| self.slots.get(id as usize).map(|slot| slot.state))
                 .flatten();
-            // Only a re-prepare's answer and a conditional write's need their body beyond the
-            // error code.
+            // A re-prepare's answer carries the statement's new id.
             let prepared = match state {
                 Some(SlotState::Preparing(_)) if !is_error => {
                     Some(parse_prepared(header.flags, body).map(|p| p.id))
                 }
                 _ => None,
             };
-            let not_applied = match state {
-                Some(SlotState::Busy(p)) if !is_error && conditional[p.op.index()] => {
-                    applied(header.flags, body) == Some(false)
-                }
-                _ => false,
-            };
+            // An answer's rows are read once: their count, a conditional write's `[applied]`,
+            // and the state of the next page.
             let page = match state {
                 Some(SlotState::Busy(_)) if !is_error => rows_page(header.flags, body),
                 _ => None,
+            };
+            let not_applied = match (state, &page) {
+                (Some(SlotState::Busy(p)), Some(page)) if conditional[p.op.index()] => {
+                    page.applied(body) == Some(false)
+                }
+                _ => false,
             };
             let message = match (outcome, state) {
                 (Some(class), Some(SlotState::Busy(p)))
