@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::time::SystemTime;
 
 use cqlbench_cql::{BatchKind, ExecuteFrame};
-use cqlbench_workload::rows::{RowBinding, TableShape, MAX_BATCH};
+use cqlbench_workload::rows::{RowBinding, TableShape};
 use cqlbench_workload::value::StateRef;
 use cqlbench_workload::value::{self, Context};
 use cqlbench_workload::{
@@ -106,6 +106,8 @@ pub struct Bound {
 const SALT_OP: u64 = 1;
 const SALT_BIND: u64 = 0xB1D0;
 const SALT_ROWS: u64 = 0xBA7C;
+/// Statements a batch holds at most (the protocol's count is 16 bits).
+const MAX_BATCH: usize = u16::MAX as usize;
 
 impl Bound {
     /// Binds `workload`; `prepared[i]` are operation `i`'s bind markers and the index of its whole
@@ -275,13 +277,19 @@ fn write_selected_rows(
         cycle: row.cycle.wrapping_mul(max) + r,
         ..row
     };
-    let selected: usize = (0..count)
-        .map(|r| {
-            let p = partition(r);
-            let seed = rows.partition(p.seed, p.index);
-            rows.select_rows(p.seed, p.index, seed, &mut |_| true)
-        })
-        .sum();
+    // Whether none, one or several rows are selected decides the request's kind: count to two.
+    let mut selected = 0;
+    for r in 0..count {
+        let p = partition(r);
+        let seed = rows.partition(p.seed, p.index);
+        rows.select_rows(p.seed, p.index, seed, &mut |_| {
+            selected += 1;
+            selected < 2
+        });
+        if selected >= 2 {
+            break;
+        }
+    }
     if selected == 0 {
         // Nothing selected this time: still one row, drawn, so that an insert always writes.
         return partition(0).write(bound, frame);

@@ -57,9 +57,6 @@ pub const MAX_LEVELS: usize = 32;
 /// Rows of one partition an insert looks at at most, written or not, so that a partition of
 /// millions of rows cannot hold the load loop.
 const MAX_VISITED: u64 = 1 << 20;
-/// Statements a batch holds at most (the protocol's count is 16 bits).
-pub const MAX_BATCH: usize = u16::MAX as usize;
-
 const SALT_PARTITION: u64 = 0x9A27;
 const SALT_LEVEL: u64 = 0x1E7E;
 const SALT_PICK: u64 = 0x91C4;
@@ -203,7 +200,7 @@ impl RowBinding {
     /// Calls `visit` with each row of partition seed `partition` that operation `index` writes
     /// (its choice at each clustering level), in clustering order: each row with the chance the
     /// `select` ratio gives this visit, as cassandra-stress's inserts choose. `visit` returns
-    /// `false` to stop. Returns the rows visited.
+    /// `false` to stop. Returns the rows selected (up to where `visit` stopped the walk).
     pub fn select_rows(
         &self,
         seed: u64,
@@ -299,7 +296,7 @@ impl Walk<'_, '_> {
             self.looked_at += 1;
             if crate::unit_float(mix(self.pick, path, SALT_SELECT)) < self.chance {
                 self.selected += 1;
-                if !(self.visit)(&self.choices[..depth]) || self.selected >= MAX_BATCH {
+                if !(self.visit)(&self.choices[..depth]) {
                     return false;
                 }
             }
