@@ -416,28 +416,30 @@ fn paging(
             None => Ok(None),
         };
     };
-    let whole = |n: &Node, key: &str| -> Result<Option<u32>, Problem> {
-        let t = subst.scalar(n, key)?;
-        let t = t.trim();
-        if key == "pages" && t.eq_ignore_ascii_case("all") {
-            return Ok(None);
-        }
-        if key == "pages" && t.eq_ignore_ascii_case("first") {
-            return Ok(Some(1));
-        }
-        let n_ok = t.parse::<u32>().ok().filter(|v| *v > 0);
-        let expected = if key == "pages" {
-            "all, first or a whole number above 0"
-        } else {
-            "a whole number above 0"
-        };
-        n_ok.map(Some)
-            .ok_or_else(|| problem(n.line, format!("{what}: {key} '{t}' must be {expected}")))
-    };
-    let page_size = whole(size, "page_size")?.unwrap_or(1);
+    let text = |n: &Node, key: &str| subst.scalar(n, key).map(|t| t.trim().to_string());
+    let count = |t: &str| t.parse::<u32>().ok().filter(|v| *v > 0);
+    let t = text(size, "page_size")?;
+    let page_size = count(&t).ok_or_else(|| {
+        problem(
+            size.line,
+            format!("{what}: page_size '{t}' must be a whole number above 0"),
+        )
+    })?;
     let max_pages = match pages {
-        Some(n) => whole(n, "pages")?,
         None => None,
+        Some(n) => {
+            let t = text(n, "pages")?;
+            match t.to_ascii_lowercase().as_str() {
+                "all" => None,
+                "first" => Some(1),
+                _ => Some(count(&t).ok_or_else(|| {
+                    problem(
+                        n.line,
+                        format!("{what}: pages '{t}' must be all, first or a whole number above 0"),
+                    )
+                })?),
+            }
+        }
     };
     Ok(Some(Paging {
         page_size,
