@@ -81,6 +81,25 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Every file accepted by a strict server-side dry run; the kind of each, as kubectl names it.
+    fn dry_run_all(&self, files: &[PathBuf]) -> Vec<String> {
+        files
+            .iter()
+            .map(|file| {
+                let result = self.dry_run(file);
+                let said = text(&result);
+                assert!(
+                    result.status.success() && said.contains("(server dry run)"),
+                    "{} was not accepted: {said}",
+                    file.display()
+                );
+                said.split('/').next().unwrap_or("").trim().to_string()
+            })
+            .collect()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
@@ -113,9 +132,14 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn render_example(out: &Path) {
+    render_plan("examples/k8s-gc.toml", out);
+}
+
+/// `cqlbench k8s render` of one of the repository's example plans into `out`.
+fn render_plan(example: &str, out: &Path) {
     let render = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
         .args(["k8s", "render"])
-        .arg(repo().join("examples/k8s-gc.toml"))
+        .arg(repo().join(example))
         .arg("-o")
         .arg(out)
         .args(["--start-at", "2026-11-23T09:00:00Z"])
@@ -150,17 +174,7 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
     ]);
     assert!(applied.status.success(), "namespace: {}", text(&applied));
 
-    let mut kinds = Vec::new();
-    for file in &files {
-        let result = server.dry_run(file);
-        let said = text(&result);
-        assert!(
-            result.status.success() && said.contains("(server dry run)"),
-            "{} was not accepted: {said}",
-            file.display()
-        );
-        kinds.push(said.split('/').next().unwrap_or("").trim().to_string());
-    }
+    let kinds = server.dry_run_all(&files);
     assert_eq!(
         kinds
             .iter()
@@ -247,9 +261,52 @@ fn rendered_manifests_pass_server_side_dry_run_and_broken_ones_do_not() {
             "{what}: the refusal does not name {mentioned:?}: {said}"
         );
     }
+    check_statefulset_backend(&server, work.path());
     eprintln!(
         "k8s_apiserver: test done in {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// examples/k8s-live.toml (the StatefulSet backend): every file passes the same dry run, and the API
+/// server's own StatefulSet validation refuses a copy whose selector misses its pods.
+fn check_statefulset_backend(server: &Server, work: &Path) {
+    let out = work.join("live-manifests");
+    render_plan("examples/k8s-live.toml", &out);
+    let mut kinds = server.dry_run_all(&yaml_files(&out));
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        [
+            "job.batch",
+            "namespace",
+            "persistentvolumeclaim",
+            "service",
+            "statefulset.apps"
+        ]
+    );
+    let sts = std::fs::read_to_string(out.join("02-k8s-live-2/00-statefulset-rack1.yaml")).unwrap();
+    let broken = sts.replacen(
+        "      cqlbench.io/rack: rack1\n",
+        "      cqlbench.io/rack: rack2\n",
+        1,
+    );
+    assert_ne!(
+        broken, sts,
+        "the selector's rack label is where the test expects it"
+    );
+    let file = work.join("broken-sts.yaml");
+    std::fs::write(&file, &broken).unwrap();
+    let result = server.dry_run(&file);
+    let said = text(&result);
+    assert!(
+        !result.status.success(),
+        "a selector missing its pods was accepted: {said}"
+    );
+    assert!(
+        said.contains("`selector` does not match template `labels`"),
+        "{said}"
     );
 }
 
@@ -537,6 +594,42 @@ fn rfc3339_seconds(text: &str) -> f64 {
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
+/// `cqlbench k8s run PLAN` against the test's API server, quick to start Jobs and to poll.
+fn spawn_k8s_run(plan: &Path, out: &Path, kubeconfig: &str, collect: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(["k8s", "run"])
+        .arg(plan)
+        .arg("-o")
+        .arg(out)
+        .args(["--kubeconfig", kubeconfig, "--collect", collect])
+        .args([
+            "--start-delay",
+            "2s",
+            "--poll",
+            "200ms",
+            "--ready-timeout",
+            "90s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+impl Server {
+    /// Pods need the namespace's default service account, which kube-controller-manager would create
+    /// once `k8s run` has applied the namespace.
+    fn default_service_account(&self) {
+        wait_until("namespace cqlbench", || {
+            self.kubectl(&["get", "namespace", NAMESPACE])
+                .status
+                .success()
+                .then_some(())
+        });
+        self.kubectl_ok(&["create", "serviceaccount", "default", "-n", NAMESPACE]);
+    }
+}
+
 fn jobs_of(server: &Server, cluster: &str) -> Vec<String> {
     let selector = format!("cqlbench.io/cluster={cluster}");
     server
@@ -626,37 +719,11 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
     let kubeconfig = server.dir.join("kubeconfig").display().to_string();
     let out = work.path().join("results");
     // `k8s run` on the example, collecting with `collect` (none: nothing read from inside pods).
-    let run = |collect: &str| {
-        Command::new(env!("CARGO_BIN_EXE_cqlbench"))
-            .args(["k8s", "run"])
-            .arg(repo().join("examples/k8s-gc.toml"))
-            .arg("-o")
-            .arg(&out)
-            .args(["--kubeconfig", &kubeconfig, "--collect", collect])
-            .args([
-                "--start-delay",
-                "2s",
-                "--poll",
-                "200ms",
-                "--ready-timeout",
-                "90s",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let example = repo().join("examples/k8s-gc.toml");
+    let run = |collect: &str| spawn_k8s_run(&example, &out, &kubeconfig, collect);
     let mut first = run("none");
     let mut first_progress = run_support::Progress::of(&mut first);
-    // Pods need the namespace's default service account, which kube-controller-manager would create.
-    wait_until("namespace cqlbench", || {
-        server
-            .kubectl(&["get", "namespace", NAMESPACE])
-            .status
-            .success()
-            .then_some(())
-    });
-    server.kubectl_ok(&["create", "serviceaccount", "default", "-n", NAMESPACE]);
+    server.default_service_account();
 
     // 4 client pods (examples/k8s-gc.toml): 35 % of 1000 + 1100 + 1200 + 1300 = 1610.
     let rate = play_configuration(
@@ -793,4 +860,132 @@ fn run_follows_datacenters_and_jobs_and_fills_the_latency_rate() {
         "no Job before the collector is checked"
     );
     eprintln!("k8s_apiserver: the exec run ended with: {}", errors[0]);
+}
+
+// ---- `cqlbench k8s run` with the StatefulSet backend ----
+
+impl Server {
+    /// Plays the StatefulSet controller: all of a StatefulSet's replicas ready (`ready` false: none).
+    fn set_statefulset(&self, name: &str, ready: bool) {
+        let sts = self.get_json("statefulset", name).unwrap();
+        let replicas = sts["spec"]["replicas"].as_u64().unwrap();
+        let ready = if ready { replicas } else { 0 };
+        self.patch_status(
+            "statefulset",
+            name,
+            serde_json::json!({"observedGeneration": sts["metadata"]["generation"],
+                "replicas": replicas, "readyReplicas": ready, "availableReplicas": ready,
+                "currentReplicas": replicas, "updatedReplicas": replicas}),
+        );
+    }
+
+    /// A pod as a StatefulSet's would be labelled, left behind for `k8s run` to wait on.
+    fn create_cassandra_pod(&self, cluster: &str, name: &str) {
+        let pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NAMESPACE,
+                "labels": {"cqlbench.io/cluster": cluster, "app.kubernetes.io/name": "cassandra"}},
+            "spec": {"containers": [{"name": "cassandra", "image": "cqlbench/cassandra:5.0.9-jdk17"}]},
+        });
+        let file = self.dir.join(format!("{name}.json"));
+        std::fs::write(&file, pod.to_string()).unwrap();
+        self.kubectl_ok(&["create", "-f", &file.display().to_string()]);
+    }
+}
+
+/// `cqlbench k8s run` of examples/k8s-live.toml with 3 nodes over 2 zones, `--collect none`, the test
+/// playing the StatefulSet and Job controllers: a configuration's racks are applied one after the
+/// other, each only once the one before is ready, no Job starts before the last rack is ready, the Jobs
+/// reach the Service, and the next configuration starts only after the last one's StatefulSets,
+/// Service, pods and volumes are gone.
+#[test]
+fn statefulset_run_starts_racks_in_order_and_waits_for_their_pods_to_go() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(&work.path().join("apiserver"));
+    let kubeconfig = server.dir.join("kubeconfig").display().to_string();
+    let plan = work.path().join("k8s-live.toml");
+    let example = std::fs::read_to_string(repo().join("examples/k8s-live.toml")).unwrap();
+    std::fs::write(
+        &plan,
+        example
+            .replace("nodes = 1", "nodes = 3")
+            .replace("[k8s]\n", "[k8s]\nzones = [\"z1\", \"z2\"]\n"),
+    )
+    .unwrap();
+    let mut child = spawn_k8s_run(&plan, &work.path().join("results"), &kubeconfig, "none");
+    let mut progress = run_support::Progress::of(&mut child);
+    server.default_service_account();
+
+    for cluster in ["k8s-live-1", "k8s-live-2"] {
+        let (rack1, rack2) = (
+            format!("{cluster}-dc1-rack1-sts"),
+            format!("{cluster}-dc1-rack2-sts"),
+        );
+        wait_until(&rack1, || server.get_json("statefulset", &rack1));
+        let service = format!("{cluster}-dc1-service");
+        assert!(
+            server.get_json("service", &service).is_some(),
+            "the Service comes first"
+        );
+        server.set_statefulset(&rack1, false);
+        progress.wait_for_all(&[
+            &format!("StatefulSet {rack1}: waiting"),
+            "0 of 2 pod(s) ready",
+        ]);
+        assert!(
+            server.get_json("statefulset", &rack2).is_none(),
+            "rack2 applied before rack1 was ready"
+        );
+        server.set_statefulset(&rack1, true);
+        wait_until(&rack2, || server.get_json("statefulset", &rack2));
+        server.set_statefulset(&rack2, false);
+        progress.wait_for_all(&[
+            &format!("StatefulSet {rack2}: waiting"),
+            "0 of 1 pod(s) ready",
+        ]);
+        assert!(
+            jobs_of(&server, cluster).is_empty(),
+            "a Job before every rack was ready"
+        );
+        server.set_statefulset(&rack2, true);
+
+        for (job, clients) in [("populate", 1), ("max", 2), ("p50", 2)] {
+            let name = format!("{cluster}-{job}");
+            let manifest = wait_until(&name, || server.get_json("job", &name));
+            let args = manifest["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+            assert!(
+                args.contains(&format!("\"--host\",\"{service}\"")),
+                "{args}"
+            );
+            let briefs: Vec<_> = (0..clients)
+                .map(|i| brief(i, clients, 400.0, None))
+                .collect();
+            if job == "p50" {
+                // A node's pod still there when the StatefulSets go: the next configuration waits.
+                server.create_cassandra_pod(cluster, &format!("{rack1}-0"));
+            }
+            server.finish_job(&name, &briefs, false);
+        }
+        progress.wait_for(&format!("{cluster}: waiting for Pod {rack1}-0 to go"));
+        for (kind, name) in [
+            ("statefulset", &rack1),
+            ("statefulset", &rack2),
+            ("service", &service),
+        ] {
+            assert!(server.get_json(kind, name).is_none(), "{kind} {name} left");
+        }
+        if cluster == "k8s-live-1" {
+            assert!(
+                server
+                    .get_json("service", "k8s-live-2-dc1-service")
+                    .is_none(),
+                "configuration 2 started before configuration 1's pods were gone"
+            );
+        }
+        server.kubectl_ok(&["delete", "pod", &format!("{rack1}-0"), "-n", NAMESPACE]);
+    }
+    let output = child.wait_with_output().unwrap();
+    let rest = progress.rest();
+    assert!(output.status.success(), "{}{rest}", text(&output));
 }

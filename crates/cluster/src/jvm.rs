@@ -158,6 +158,13 @@ pub fn gc_log_flags(gc_log: &Path, jdk_major: u32) -> Vec<String> {
     flags
 }
 
+/// Joins of a fresh, empty cluster: no need to wait for gossip to settle or for range movements (nothing
+/// to stream), so its nodes may join at once.
+pub const FRESH_CLUSTER_JOIN: [&str; 2] = [
+    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+    "-Dcassandra.consistent.rangemovement=false",
+];
+
 /// Paths and ports a node needs on its command line.
 pub struct NodeLaunch<'a> {
     pub node_dir: &'a Path,
@@ -209,9 +216,6 @@ pub fn node_args(
         "-Dcassandra-foreground=yes".to_string(),
         format!("-Dcassandra.jmx.local.port={}", launch.jmx_port),
         format!("-javaagent:{}", launch.jamm_jar.display()),
-        // Parallel joins of a fresh cluster: no need to wait for gossip to settle or for range movements.
-        "-Dcassandra.skip_wait_for_gossip_to_settle=0".to_string(),
-        "-Dcassandra.consistent.rangemovement=false".to_string(),
         "-Dcassandra.superuser_setup_delay_ms=0".to_string(),
         "-Djava.net.preferIPv4Stack=true".to_string(),
         "-Xss256k".to_string(),
@@ -225,6 +229,7 @@ pub fn node_args(
         "-Dio.netty.allocator.useCacheForAllThreads=true".to_string(),
         "-Dio.netty.allocator.maxOrder=11".to_string(),
     ];
+    args.extend(FRESH_CLUSTER_JOIN.iter().map(|f| f.to_string()));
     args.extend(module_flags(jdk_major));
     args.extend(gc_flags.iter().cloned());
     args.extend(gc_log_flags(launch.gc_log, jdk_major));

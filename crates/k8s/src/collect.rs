@@ -24,13 +24,12 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use crate::error::K8sError;
-use crate::plan::K8sPlan;
+use crate::plan::{Backend, K8sPlan};
 use crate::render::{cells, GC_LOG, RESULTS_CLAIM, RESULTS_MOUNT};
+use crate::statefulset::CASSANDRA_CONTAINER;
 
 /// The pod that reads the results volume for `exec`.
 pub const FETCH_POD: &str = "cqlbench-fetch";
-/// The Cassandra container of a cass-operator pod.
-const CASSANDRA_CONTAINER: &str = "cassandra";
 /// How much of a GC log's start is read to find its `Using …` and heap lines.
 const GC_LOG_HEAD_BYTES: usize = 1 << 20;
 
@@ -194,16 +193,19 @@ fn pods_api(client: &Client, plan: &K8sPlan) -> Api<Pod> {
     Api::namespaced(client.clone(), &plan.k8s.namespace)
 }
 
-/// The Cassandra pods of one cluster (cass-operator's labels), by name.
+/// The Cassandra pods of one cluster (by cass-operator's labels, or the StatefulSets'), by name.
 async fn cassandra_pods(
     client: &Client,
     plan: &K8sPlan,
     cluster: &str,
 ) -> Result<Vec<Pod>, K8sError> {
-    let selector = format!(
-        "cassandra.datastax.com/cluster={cluster},cassandra.datastax.com/datacenter={}",
-        plan.k8s.datacenter
-    );
+    let selector = match plan.k8s.backend {
+        Backend::K8ssandra => format!(
+            "cassandra.datastax.com/cluster={cluster},cassandra.datastax.com/datacenter={}",
+            plan.k8s.datacenter
+        ),
+        Backend::StatefulSet => crate::statefulset::pod_selector(cluster),
+    };
     let mut pods = pods_api(client, plan)
         .list(&ListParams::default().labels(&selector))
         .await
@@ -226,7 +228,7 @@ pub async fn check_collectors(
     let pods = cassandra_pods(client, plan, cluster).await?;
     if pods.is_empty() {
         return Err(K8sError::Kube(format!(
-            "{cluster}: the datacenter is ready but no pod carries its cass-operator labels"
+            "{cluster}: the datacenter is ready but no pod carries its Cassandra pods' labels"
         )));
     }
     let api = pods_api(client, plan);

@@ -1,5 +1,5 @@
 //! `cqlbench k8s delete`: removes what a plan's manifests and `k8s run` create (load Jobs with their pods,
-//! the K8ssandraClusters, the results volume and the pod that reads it) through the Kubernetes API, and
+//! the datacenters, the results volume and the pod that reads it) through the Kubernetes API, and
 //! waits until each is gone. The namespace is kept: it may hold other things.
 
 use std::time::{Duration, Instant};
@@ -38,13 +38,15 @@ pub struct Deleted {
 }
 
 /// The namespaced objects of a plan in deletion order: `k8s run`'s fetch pod and the Jobs first (nothing
-/// should load a cluster that is going away), then the K8ssandraClusters, then the results volume.
+/// should load a cluster that is going away), then the datacenters (K8ssandraClusters, or StatefulSets and
+/// their Services), then the results volume.
 pub fn objects(plan: &K8sPlan) -> Result<Vec<ObjectRef>, K8sError> {
     let manifests = render(plan, &RenderOptions::default())?;
     let rank = |kind: &str| match kind {
         "Job" => 0,
-        "K8ssandraCluster" => 1,
-        _ => 2,
+        "K8ssandraCluster" | "StatefulSet" => 1,
+        "Service" => 2,
+        _ => 3,
     };
     let mut objects: Vec<ObjectRef> = manifests
         .iter()

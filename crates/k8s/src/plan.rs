@@ -43,6 +43,37 @@ pub struct K8sSettings {
     pub results_size: String,
     /// Also render a Prometheus Operator `PodMonitor` selecting the load pods' `metrics` port.
     pub pod_monitor: bool,
+    /// What runs the Cassandra nodes.
+    pub backend: Backend,
+    /// The Cassandra image of every configuration (`statefulset` only) [default: per configuration,
+    /// the one `cqlbench k8s image cassandra` builds for its version and JDK].
+    pub cassandra_image: Option<String>,
+}
+
+/// What runs a configuration's Cassandra nodes on Kubernetes (the plan's `[k8s] operator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A K8ssandraCluster, which K8ssandra's operators turn into a datacenter.
+    K8ssandra,
+    /// A headless Service and one StatefulSet per rack, rendered by cqlbench: no operator needed.
+    StatefulSet,
+}
+
+impl Backend {
+    pub const NAMES: &'static str = "\"k8ssandra\" or \"statefulset\"";
+
+    pub fn parse(text: &str) -> Option<Backend> {
+        match text {
+            "k8ssandra" => Some(Backend::K8ssandra),
+            "statefulset" => Some(Backend::StatefulSet),
+            _ => None,
+        }
+    }
+}
+
+/// The name `cqlbench k8s image cassandra` gives the image of a Cassandra version on a JDK.
+pub fn cassandra_image_name(version: &str, jdk_major: u32) -> String {
+    format!("cqlbench/cassandra:{version}-jdk{jdk_major}")
 }
 
 /// A checked plan ready to render.
@@ -52,8 +83,12 @@ pub struct K8sPlan {
     pub k8s: K8sSettings,
     /// Per configuration (same order as `plan.configs`): the K8ssandraCluster's name.
     pub cluster_names: Vec<String>,
-    /// Per configuration: the JDK major the operator's image runs for its Cassandra version.
+    /// Per configuration: the JDK major its Cassandra pods run (the operator's image decides it for
+    /// K8ssandra; the plan's `jdk`, or the version's default, for StatefulSets).
     pub jdk_majors: Vec<u32>,
+    /// Per configuration: the Cassandra image of its StatefulSets (empty for K8ssandra, whose
+    /// operator chooses the image).
+    pub cassandra_images: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,6 +115,8 @@ struct RawK8s {
     results_size: Option<Spanned<String>>,
     #[serde(default)]
     pod_monitor: bool,
+    operator: Option<Spanned<String>>,
+    cassandra_image: Option<Spanned<String>>,
 }
 
 struct Locator<'a> {
@@ -147,6 +184,7 @@ pub fn parse_plan(path: &str, text: &str) -> Result<K8sPlan, K8sError> {
     }
     let mut cluster_names = Vec::new();
     let mut jdk_majors = Vec::new();
+    let mut cassandra_images = Vec::new();
     for config in &plan.configs {
         let name = cluster_name(&at, config)?;
         if let Some(index) = cluster_names.iter().position(|n| n == &name) {
@@ -159,7 +197,15 @@ pub fn parse_plan(path: &str, text: &str) -> Result<K8sPlan, K8sError> {
                 ),
             ));
         }
-        jdk_majors.push(check_config(&at, text, config, &k8s)?);
+        let jdk = check_config(&at, text, config, &k8s)?;
+        if k8s.backend == Backend::StatefulSet {
+            cassandra_images.push(
+                k8s.cassandra_image
+                    .clone()
+                    .unwrap_or_else(|| cassandra_image_name(&config.spec.cassandra_version, jdk)),
+            );
+        }
+        jdk_majors.push(jdk);
         cluster_names.push(name);
     }
     Ok(K8sPlan {
@@ -167,6 +213,7 @@ pub fn parse_plan(path: &str, text: &str) -> Result<K8sPlan, K8sError> {
         k8s,
         cluster_names,
         jdk_majors,
+        cassandra_images,
     })
 }
 
@@ -289,6 +336,7 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
     if image.is_empty() || image.chars().any(|c| c.is_whitespace()) {
         return Err(at.error(raw.image.span(), "image", "the cqlbench image needs a name without spaces, e.g. \"registry.example/cqlbench:0.1.0\""));
     }
+    let backend = check_backend(at, &raw)?;
     Ok(K8sSettings {
         namespace,
         storage_class,
@@ -305,7 +353,45 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
         results_storage_class,
         results_size,
         pod_monitor: raw.pod_monitor,
+        backend,
+        cassandra_image: raw.cassandra_image.map(Spanned::into_inner),
     })
+}
+
+/// `operator` names the backend; `cassandra-image` only means something to StatefulSets.
+fn check_backend(at: &Locator, raw: &RawK8s) -> Result<Backend, K8sError> {
+    let backend = match &raw.operator {
+        None => Backend::K8ssandra,
+        Some(operator) => Backend::parse(operator.get_ref()).ok_or_else(|| {
+            at.error(
+                operator.span(),
+                "operator",
+                format!(
+                    "unknown backend {:?}: choose {}",
+                    operator.get_ref(),
+                    Backend::NAMES
+                ),
+            )
+        })?,
+    };
+    if let Some(image) = &raw.cassandra_image {
+        let name = image.get_ref();
+        if backend == Backend::K8ssandra {
+            return Err(at.error(
+                image.span(),
+                "cassandra-image",
+                "K8ssandra's operator chooses the Cassandra image: cassandra-image needs operator = \"statefulset\"",
+            ));
+        }
+        if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
+            return Err(at.error(
+                image.span(),
+                "cassandra-image",
+                "the Cassandra image needs a name without spaces, e.g. \"cassandra:5.0.5\"",
+            ));
+        }
+    }
+    Ok(backend)
 }
 
 /// The K8ssandraCluster's name: the configuration's cluster name (`<plan>-<n>`) as a DNS-1123 label, short
@@ -323,6 +409,63 @@ fn cluster_name(at: &Locator, config: &ConfigPlan) -> Result<String, K8sError> {
         ));
     }
     Ok(name)
+}
+
+/// The operator's image for a Cassandra version decides the JDK; cqlbench cannot choose another there.
+fn operator_jdk(
+    at: &Locator,
+    line: Range<usize>,
+    config: &ConfigPlan,
+    version: &cqlbench_cluster::CassandraVersion,
+) -> Result<u32, K8sError> {
+    let image_jdk = version.default_jdk();
+    let asked = match &config.spec.jdk {
+        JdkChoice::Auto => return Ok(image_jdk),
+        JdkChoice::Major(major) if *major == image_jdk => return Ok(image_jdk),
+        JdkChoice::Major(major) => major.to_string(),
+        JdkChoice::Path(path) => format!("{:?}", path.display().to_string()),
+    };
+    Err(at.error(
+        line,
+        "jdk",
+        format!(
+            "configuration {:?}: K8ssandra's image for Cassandra {} runs JDK {image_jdk}; jdk = {asked} cannot be honoured there (leave jdk out, or use operator = \"statefulset\")",
+            config.name, version.raw
+        ),
+    ))
+}
+
+/// A StatefulSet's image is built for the configuration's JDK: any pair `cluster up` starts, named by
+/// its major (a JDK directory of this machine means nothing in a pod).
+fn statefulset_jdk(
+    at: &Locator,
+    line: Range<usize>,
+    config: &ConfigPlan,
+    version: &cqlbench_cluster::CassandraVersion,
+) -> Result<u32, K8sError> {
+    let major = match &config.spec.jdk {
+        JdkChoice::Auto => return Ok(version.default_jdk()),
+        JdkChoice::Major(major) => *major,
+        JdkChoice::Path(path) => {
+            return Err(at.error(
+                line,
+                "jdk",
+                format!(
+                    "configuration {:?}: jdk = {:?} is a directory of this machine; a pod's image names its JDK by major (jdk = 17)",
+                    config.name,
+                    path.display().to_string()
+                ),
+            ))
+        }
+    };
+    // As `cluster up` decides: force-jdk lets an unverified pair through, never an impossible one.
+    let checked = if config.spec.force_jdk {
+        version.check_possible(major)
+    } else {
+        version.check_jdk(major)
+    };
+    checked.map_err(|e| at.error(line, "jdk", format!("configuration {:?}: {e}", config.name)))?;
+    Ok(major)
 }
 
 /// Checks what depends on both a configuration and `[k8s]`; returns the JDK major its pods run.
@@ -352,23 +495,23 @@ fn check_config(
             ),
         ));
     }
-    // The operator's image for a Cassandra version decides the JDK; cqlbench cannot choose another there.
-    let image_jdk = version.default_jdk();
-    match &spec.jdk {
-        JdkChoice::Auto => {}
-        JdkChoice::Major(major) if *major == image_jdk => {}
-        other => {
-            let asked = match other {
-                JdkChoice::Major(major) => major.to_string(),
-                JdkChoice::Path(path) => format!("{:?}", path.display().to_string()),
-                JdkChoice::Auto => "auto".to_string(),
-            };
+    let image_jdk = match k8s.backend {
+        Backend::K8ssandra => operator_jdk(at, line_of("jdk"), config, &version)?,
+        Backend::StatefulSet => statefulset_jdk(at, line_of("jdk"), config, &version)?,
+    };
+    if k8s.backend == Backend::StatefulSet {
+        // The official image's cassandra-env.sh splits JVM_EXTRA_OPTS at spaces.
+        if let Some(option) = spec
+            .jvm_opts
+            .iter()
+            .find(|o| o.contains(char::is_whitespace))
+        {
             return Err(at.error(
-                line_of("jdk"),
-                "jdk",
+                line_of("jvm-opts"),
+                "jvm-opts",
                 format!(
-                    "configuration {:?}: K8ssandra's image for Cassandra {} runs JDK {image_jdk}; jdk = {asked} cannot be honoured there (leave jdk out)",
-                    config.name, version.raw
+                    "configuration {:?}: JVM option {option:?} holds a space, which JVM_EXTRA_OPTS cannot carry",
+                    config.name
                 ),
             ));
         }
@@ -523,6 +666,101 @@ image = "registry.example/cqlbench:0.1.0"
         for (what, from, to, expected) in cases {
             assert!(GOOD.contains(from), "{what}");
             let error = error_of(&GOOD.replacen(from, to, 1));
+            assert!(error.contains(expected), "{what}: {error}");
+        }
+    }
+
+    /// A JDK of this machine (the campaign checks a `jdk` directory before the backend sees it).
+    fn a_jdk_home() -> std::path::PathBuf {
+        std::fs::read_dir("/usr/lib/jvm")
+            .expect("/usr/lib/jvm")
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.join("bin/java").is_file())
+            .expect("a JDK in /usr/lib/jvm")
+    }
+
+    fn statefulset(extra: &str) -> String {
+        GOOD.replace(
+            "[k8s]\n",
+            &format!("[k8s]\noperator = \"statefulset\"\n{extra}"),
+        )
+    }
+
+    #[test]
+    fn the_statefulset_backend_takes_the_plans_jdk_and_names_its_image() {
+        let plan = parse_plan("k8s-gc.toml", &statefulset("")).unwrap();
+        assert_eq!(plan.k8s.backend, Backend::StatefulSet);
+        assert_eq!(
+            plan.cassandra_images,
+            [
+                "cqlbench/cassandra:5.0.9-jdk17",
+                "cqlbench/cassandra:5.0.9-jdk17"
+            ]
+        );
+        let on_21 = statefulset("").replace("heap = \"8G\"", "heap = \"8G\"\njdk = 21");
+        let plan = parse_plan("k8s-gc.toml", &on_21).unwrap();
+        assert_eq!(plan.jdk_majors, [21, 21]);
+        assert_eq!(plan.cassandra_images[0], "cqlbench/cassandra:5.0.9-jdk21");
+        let official = statefulset("cassandra-image = \"cassandra:5.0.5\"\n");
+        let plan = parse_plan("k8s-gc.toml", &official).unwrap();
+        assert_eq!(
+            plan.cassandra_images,
+            ["cassandra:5.0.5", "cassandra:5.0.5"]
+        );
+        let k8ssandra = parse_plan("k8s-gc.toml", GOOD).unwrap();
+        assert_eq!(k8ssandra.k8s.backend, Backend::K8ssandra);
+        assert!(k8ssandra.cassandra_images.is_empty());
+    }
+
+    #[test]
+    fn backend_refusals_name_key_and_line() {
+        let cases: &[(&str, String, &str)] = &[
+            (
+                "unknown backend",
+                GOOD.replace("[k8s]\n", "[k8s]\noperator = \"helm\"\n"),
+                "line 24, `operator`: unknown backend \"helm\": choose \"k8ssandra\" or \"statefulset\"",
+            ),
+            (
+                "an image K8ssandra would ignore",
+                GOOD.replace("[k8s]\n", "[k8s]\ncassandra-image = \"cassandra:5.0.5\"\n"),
+                "line 24, `cassandra-image`: K8ssandra's operator chooses the Cassandra image",
+            ),
+            (
+                "a pair cluster up refuses",
+                statefulset("").replace("heap = \"8G\"", "heap = \"8G\"\njdk = 11"),
+                "line 6, `jdk`: configuration \"G1 jdk17\": Cassandra 5.0.9 is not supported on JDK 11: use JDK 17 or JDK 21 or JDK 25",
+            ),
+            (
+                "K8ssandra's image JDK",
+                GOOD.replace("heap = \"8G\"", "heap = \"8G\"\njdk = 21"),
+                "(leave jdk out, or use operator = \"statefulset\")",
+            ),
+            (
+                "a JDK directory",
+                statefulset("").replace(
+                    "heap = \"8G\"",
+                    &format!("heap = \"8G\"\njdk = {:?}", a_jdk_home().display().to_string()),
+                ),
+                "is a directory of this machine; a pod's image names its JDK by major",
+            ),
+            (
+                "a JVM option with a space",
+                statefulset("").replace(
+                    "heap = \"8G\"",
+                    "heap = \"8G\"\njvm-opts = [\"-XX:OnError=echo a\"]",
+                ),
+                "`jvm-opts`: configuration \"G1 jdk17\": JVM option \"-XX:OnError=echo a\" holds a space",
+            ),
+            (
+                "Cassandra 3.11",
+                statefulset("")
+                    .replace("5.0.9", "3.11.19")
+                    .replace("gc = \"zgc\"", "gc = \"cms\""),
+                "`cassandra`: configuration \"G1 jdk17\": Cassandra 3.11.19 runs on JDK 8",
+            ),
+        ];
+        for (what, text, expected) in cases {
+            let error = error_of(text);
             assert!(error.contains(expected), "{what}: {error}");
         }
     }

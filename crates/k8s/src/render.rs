@@ -1,6 +1,6 @@
-//! The manifests: a Namespace, the results volume, a workload file's ConfigMap, and per configuration a
-//! K8ssandraCluster and one
-//! Indexed Job per cell. Files have stable names and sorted keys, so a plan always renders to the same bytes.
+//! The manifests: a Namespace, the results volume, a workload file's ConfigMap, and per configuration its
+//! datacenter (a K8ssandraCluster, or a headless Service and a StatefulSet per rack) and one Indexed Job
+//! per cell. Files have stable names and sorted keys, so a plan always renders to the same bytes.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,8 +10,9 @@ use cqlbench_cluster::{ClusterSpec, Gc};
 use serde_json::{json, Value};
 
 use crate::error::K8sError;
-use crate::plan::K8sPlan;
+use crate::plan::{Backend, K8sPlan};
 use crate::quantity::heap_quantity;
+use crate::statefulset;
 
 /// Where every client pod mounts the results volume.
 pub const RESULTS_MOUNT: &str = "/results";
@@ -113,10 +114,14 @@ pub fn render(plan: &K8sPlan, options: &RenderOptions) -> Result<Vec<Manifest>, 
     for (index, config) in plan.plan.configs.iter().enumerate() {
         let cluster = &plan.cluster_names[index];
         let dir = PathBuf::from(format!("{:02}-{cluster}", index + 1));
-        out.push(Manifest {
-            path: dir.join("00-k8ssandracluster.yaml"),
-            object: k8ssandra_cluster(plan, index)?,
-        });
+        out.extend(
+            datacenter(plan, index)?
+                .into_iter()
+                .map(|(file, object)| Manifest {
+                    path: dir.join(file),
+                    object,
+                }),
+        );
         for (number, cell) in cells.iter().enumerate() {
             out.push(Manifest {
                 path: dir.join(format!("{:02}-job-{}.yaml", number + 1, cell.name)),
@@ -132,6 +137,35 @@ pub fn render(plan: &K8sPlan, options: &RenderOptions) -> Result<Vec<Manifest>, 
     }
     Ok(out)
 }
+
+/// A configuration's datacenter, as its backend runs it: the objects `k8s run` applies before the
+/// configuration's Jobs (in that order) and deletes after them, each with its file name.
+fn datacenter(plan: &K8sPlan, index: usize) -> Result<Vec<(String, Value)>, K8sError> {
+    match plan.k8s.backend {
+        Backend::K8ssandra => Ok(vec![(
+            "00-k8ssandracluster.yaml".into(),
+            k8ssandra_cluster(plan, index)?,
+        )]),
+        Backend::StatefulSet => {
+            let mut objects = vec![(
+                "00-service.yaml".to_string(),
+                statefulset::service(plan, index),
+            )];
+            let image = &plan.cassandra_images[index];
+            let nodes = plan.plan.configs[index].spec.nodes;
+            for rack in statefulset::racks(&plan.k8s.zones, nodes) {
+                objects.push((
+                    format!("00-statefulset-{}.yaml", rack.name),
+                    statefulset::statefulset(plan, index, &rack, image)?,
+                ));
+            }
+            Ok(objects)
+        }
+    }
+}
+
+/// Kinds that make up a configuration's datacenter, on either backend.
+pub const DATACENTER_KINDS: [&str; 3] = ["K8ssandraCluster", "Service", "StatefulSet"];
 
 /// Writes the manifests under `dir` (created if missing; files of the same names are replaced).
 pub fn write(manifests: &[Manifest], dir: &Path) -> Result<(), K8sError> {
@@ -349,20 +383,16 @@ fn k8ssandra_cluster(plan: &K8sPlan, index: usize) -> Result<Value, K8sError> {
         "requests": {"cpu": k8s.cpu, "memory": k8s.memory},
         "limits": {"cpu": k8s.cpu, "memory": k8s.memory},
     });
-    let racks: Vec<Value> = if k8s.zones.is_empty() {
-        vec![json!({"name": "rack1"})]
-    } else {
-        k8s.zones
-            .iter()
-            .enumerate()
-            .map(|(i, zone)| {
-                json!({
-                    "name": format!("rack{}", i + 1),
-                    "nodeAffinityLabels": {"topology.kubernetes.io/zone": zone},
-                })
-            })
-            .collect()
-    };
+    let racks: Vec<Value> = statefulset::racks(&k8s.zones, spec.nodes)
+        .into_iter()
+        .map(|rack| match rack.zone {
+            None => json!({"name": rack.name}),
+            Some(zone) => json!({
+                "name": rack.name,
+                "nodeAffinityLabels": {"topology.kubernetes.io/zone": zone},
+            }),
+        })
+        .collect();
     let jvm = json!({
         "heap_initial_size": heap,
         "heap_max_size": heap,
@@ -590,17 +620,25 @@ fn pod_command(
     options: &RenderOptions,
 ) -> PodCommand {
     let (k8s, load) = (&plan.k8s, &plan.plan.load);
-    let secret = format!("{cluster}-superuser");
     let workload = match workload_file(plan) {
         Some((_, name)) => format!("{WORKLOAD_MOUNT}/{name}"),
         None => load.workload.clone(),
     };
+    // K8ssandra turns authentication on and keeps the superuser's credentials in a Secret; the
+    // StatefulSets run Cassandra's default, no authentication.
+    let env = match k8s.backend {
+        Backend::K8ssandra => {
+            let secret = format!("{cluster}-superuser");
+            vec![
+                secret_env("CQLBENCH_USERNAME", &secret, "username"),
+                secret_env("CQLBENCH_PASSWORD", &secret, "password"),
+            ]
+        }
+        Backend::StatefulSet => Vec::new(),
+    };
     let mut command = PodCommand {
         args: vec!["run".into(), workload],
-        env: vec![
-            secret_env("CQLBENCH_USERNAME", &secret, "username"),
-            secret_env("CQLBENCH_PASSWORD", &secret, "password"),
-        ],
+        env,
         ..PodCommand::default()
     };
     command.annotate("cqlbench.io/config", config_name);
@@ -618,7 +656,7 @@ fn pod_command(
         "--brief-to".into(),
         TERMINATION_LOG.into(),
         "--host".into(),
-        format!("{cluster}-{}-service", k8s.datacenter),
+        statefulset::service_name(cluster, &k8s.datacenter),
         "--dc".into(),
         k8s.datacenter.clone(),
         "--prometheus".into(),

@@ -17,7 +17,7 @@ use kube::Client;
 use serde_json::{json, Value};
 
 use crate::error::K8sError;
-use crate::plan::K8sPlan;
+use crate::plan::{Backend, K8sPlan};
 use crate::render::{
     cells, render, Cell, CellRate, Manifest, RenderOptions, RATE_ANNOTATION, RESULTS_CLAIM,
     RESULTS_MOUNT, START_AT_ANNOTATION,
@@ -307,30 +307,49 @@ struct Runner<'a> {
     progress: &'a mut dyn FnMut(&str),
 }
 
+/// Whether an object of a configuration's datacenter is ready (`Err` says why not yet); `None` for a
+/// kind that is ready once it exists (a Service).
+fn readiness(object: &Value, datacenter: &str) -> Option<Result<(), String>> {
+    match object["kind"].as_str() {
+        Some("K8ssandraCluster") => Some(match datacenter_state(object, datacenter) {
+            DatacenterState::Ready => Ok(()),
+            DatacenterState::Waiting(why) => Err(why),
+        }),
+        Some("StatefulSet") => Some(crate::statefulset::statefulset_ready(object)),
+        _ => None,
+    }
+}
+
 impl Runner<'_> {
-    async fn wait_ready(&mut self, cluster: &Value) -> Result<(), K8sError> {
+    /// Waits until a datacenter's object is ready (see [`readiness`]), saying how it stands when that
+    /// changes and at least every [`HEARTBEAT`].
+    async fn wait_ready(&mut self, object: &Value) -> Result<(), K8sError> {
         let datacenter = &self.plan.k8s.datacenter;
+        if readiness(object, datacenter).is_none() {
+            (self.progress)(&format!("applied {}", describe(object)));
+            return Ok(());
+        }
         let started = Instant::now();
         let deadline = started + self.options.ready_timeout;
         let mut last = String::new();
         let mut last_said = Instant::now();
         loop {
-            let current = get(self.client, cluster).await?.ok_or_else(|| {
-                K8sError::Kube(format!("{} disappeared while starting", describe(cluster)))
+            let current = get(self.client, object).await?.ok_or_else(|| {
+                K8sError::Kube(format!("{} disappeared while starting", describe(object)))
             })?;
-            match datacenter_state(&current, datacenter) {
-                DatacenterState::Ready => {
+            match readiness(&current, datacenter).unwrap_or(Ok(())) {
+                Ok(()) => {
                     (self.progress)(&format!(
                         "{}: datacenter {datacenter} ready",
-                        describe(cluster)
+                        describe(object)
                     ));
                     return Ok(());
                 }
-                DatacenterState::Waiting(why) => {
+                Err(why) => {
                     if why != last || last_said.elapsed() >= HEARTBEAT {
                         (self.progress)(&format!(
                             "{}: waiting for datacenter {datacenter}: {why} ({} s)",
-                            describe(cluster),
+                            describe(object),
                             started.elapsed().as_secs()
                         ));
                         last = why;
@@ -341,7 +360,7 @@ impl Runner<'_> {
             if Instant::now() >= deadline {
                 return Err(K8sError::Kube(format!(
                     "{}: datacenter {datacenter} not ready after {} s ({last})",
-                    describe(cluster),
+                    describe(object),
                     self.options.ready_timeout.as_secs()
                 )));
             }
@@ -514,11 +533,18 @@ fn config_jobs<'m>(manifests: &'m [Manifest], cluster: &str) -> Vec<&'m Value> {
         .collect()
 }
 
-fn manifest_of<'m>(manifests: &'m [Manifest], kind: &str, name: &str) -> Option<&'m Value> {
+/// The objects that make up one configuration's datacenter, in the order they are applied.
+fn datacenter_objects<'m>(manifests: &'m [Manifest], cluster: &str) -> Vec<&'m Value> {
     manifests
         .iter()
         .map(|m| &m.object)
-        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .filter(|o| {
+            crate::render::DATACENTER_KINDS
+                .iter()
+                .any(|k| o["kind"] == *k)
+                && o["metadata"]["labels"]["cqlbench.io/cluster"] == cluster
+        })
+        .collect()
 }
 
 impl Runner<'_> {
@@ -581,18 +607,28 @@ impl Runner<'_> {
         let (client, plan, options) = (self.client, self.plan, self.options);
         let config = &plan.plan.configs[index];
         let cluster_name = &plan.cluster_names[index];
-        let cluster =
-            manifest_of(manifests, "K8ssandraCluster", cluster_name).ok_or_else(|| {
-                K8sError::Invalid(format!("no K8ssandraCluster {cluster_name} rendered"))
-            })?;
+        let datacenter = datacenter_objects(manifests, cluster_name);
+        if datacenter.is_empty() {
+            return Err(K8sError::Invalid(format!(
+                "no datacenter rendered for {cluster_name}"
+            )));
+        }
         (self.progress)(&format!(
-            "configuration {} of {}: {} (K8ssandraCluster {cluster_name})",
+            "configuration {} of {}: {} ({})",
             index + 1,
             plan.plan.configs.len(),
-            config.name
+            config.name,
+            datacenter
+                .iter()
+                .map(|o| describe(o))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
-        apply(client, cluster).await?;
-        self.wait_ready(cluster).await?;
+        // One after another: a rack's nodes join once the racks before it serve.
+        for object in &datacenter {
+            apply(client, object).await?;
+            self.wait_ready(object).await?;
+        }
         let mut collectors = Vec::new();
         if options.collect == Collect::Exec {
             let (gc, heap) = (config.spec.gc, config.spec.heap_bytes);
@@ -622,7 +658,13 @@ impl Runner<'_> {
             .await?;
         }
         if !options.keep_clusters {
-            delete_cluster(client, cluster, options, self.progress).await?;
+            for object in datacenter.iter().rev() {
+                delete_cluster(client, object, options, self.progress).await?;
+            }
+            if plan.k8s.backend == Backend::StatefulSet {
+                wait_pods_and_volumes_gone(client, plan, cluster_name, options, self.progress)
+                    .await?;
+            }
         }
         Ok(jobs)
     }
@@ -679,8 +721,54 @@ pub async fn run(
     Ok(outcome)
 }
 
-/// Deletes a configuration's K8ssandraCluster and waits until it is gone (the operator tears the
-/// datacenter down first), so that the next configuration has the nodes to itself.
+/// After its StatefulSets are gone, a configuration's pods and data volumes go too (the garbage collector
+/// and the volumes' retention policy remove them): waited for, so that the next configuration has the
+/// nodes and the disks to itself.
+async fn wait_pods_and_volumes_gone(
+    client: &Client,
+    plan: &K8sPlan,
+    cluster: &str,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), K8sError> {
+    let selector = crate::statefulset::pod_selector(cluster);
+    let namespace = Some(plan.k8s.namespace.as_str());
+    let deadline = Instant::now() + options.ready_timeout;
+    let mut said = false;
+    loop {
+        let mut left = Vec::new();
+        for kind in ["Pod", "PersistentVolumeClaim"] {
+            let listed = crate::api::dynamic_api(client, "v1", kind, namespace)
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(|e| kube_error(&format!("listing {kind}s ({selector})"), e))?;
+            left.extend(
+                listed
+                    .items
+                    .into_iter()
+                    .map(|o| format!("{kind} {}", o.metadata.name.unwrap_or_default())),
+            );
+        }
+        if left.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(K8sError::Kube(format!(
+                "{cluster}: still there {} s after its StatefulSets were deleted: {}",
+                options.ready_timeout.as_secs(),
+                left.join(", ")
+            )));
+        }
+        if !said {
+            progress(&format!("{cluster}: waiting for {} to go", left.join(", ")));
+            said = true;
+        }
+        tokio::time::sleep(options.poll).await;
+    }
+}
+
+/// Deletes an object of a configuration's datacenter and waits until it is gone (K8ssandra's operator
+/// tears the datacenter down first), so that the next configuration has the nodes to itself.
 async fn delete_cluster(
     client: &Client,
     cluster: &Value,

@@ -12,58 +12,78 @@ const CASSANDRA_50_DEFAULT: &str = "-XX:+UseG1GC";
 /// Cassandra 4.x's jvm11-server.options selects CMS.
 const CASSANDRA_4X_DEFAULT: &str = "-XX:+UseConcMarkSweepGC";
 
-/// The example plan, on `cassandra` instead of its 5.0.9: the JDK K8ssandra's image runs and, per
-/// configuration, its name and rendered `additionalOptions`.
-fn rendered_options(cassandra: &str) -> (u32, Vec<(String, Vec<String>)>) {
+/// The example plan, on `cassandra` instead of its 5.0.9 and on `backend`: the JDK its pods run and, per
+/// configuration, its name and the options rendered for cassandra-env.sh to append (K8ssandra's
+/// `additionalOptions`, or the StatefulSet's `JVM_EXTRA_OPTS`, split at spaces as the script does).
+fn rendered_options(cassandra: &str, backend: &str) -> (u32, Vec<(String, Vec<String>)>) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/k8s-gc.toml");
     let text = std::fs::read_to_string(&example).unwrap();
     assert!(text.contains("cassandra = \"5.0.9\""));
-    let text = text.replace(
-        "cassandra = \"5.0.9\"",
-        &format!("cassandra = {cassandra:?}"),
-    );
+    let text = text
+        .replace(
+            "cassandra = \"5.0.9\"",
+            &format!("cassandra = {cassandra:?}"),
+        )
+        .replace("[k8s]\n", &format!("[k8s]\noperator = {backend:?}\n"));
     let plan = cqlbench_k8s::parse_plan("k8s-gc.toml", &text).unwrap();
     let jdk = plan.jdk_majors[0];
     let manifests = cqlbench_k8s::render(&plan, &cqlbench_k8s::RenderOptions::default()).unwrap();
+    let config_of = |object: &serde_json::Value| {
+        object["metadata"]["annotations"]["cqlbench.io/config"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let all = manifests
         .iter()
-        .filter(|m| m.object["kind"] == "K8ssandraCluster")
-        .map(|m| {
-            let config = m.object["metadata"]["annotations"]["cqlbench.io/config"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            let options = m.object["spec"]["cassandra"]["datacenters"][0]["config"]["jvmOptions"]
-                ["additionalOptions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|o| o.as_str().unwrap().to_string())
-                .collect();
-            (config, options)
+        .map(|m| &m.object)
+        .filter_map(|object| match object["kind"].as_str() {
+            Some("K8ssandraCluster") => {
+                let options = object["spec"]["cassandra"]["datacenters"][0]["config"]["jvmOptions"]
+                    ["additionalOptions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o.as_str().unwrap().to_string())
+                    .collect();
+                Some((config_of(object), options))
+            }
+            // The first rack's: every rack of a configuration runs the same options.
+            Some("StatefulSet") if object["metadata"]["name"].as_str()?.contains("-rack1-") => {
+                let env = object["spec"]["template"]["spec"]["containers"][0]["env"]
+                    .as_array()
+                    .unwrap();
+                let extra = env.iter().find(|e| e["name"] == "JVM_EXTRA_OPTS").unwrap();
+                let options = extra["value"]
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect();
+                Some((config_of(object), options))
+            }
+            _ => None,
         })
         .collect::<Vec<_>>();
     (jdk, all)
 }
 
-/// The rendered options with a small heap (this machine is shared) and the GC log in `dir` (no
-/// /var/lib/cassandra here); everything else exactly as rendered.
+/// The rendered options with a small heap (this machine is shared; a StatefulSet's heap comes from
+/// MAX_HEAP_SIZE, so one is given either way) and the GC log in `dir` (no /var/lib/cassandra here);
+/// everything else exactly as rendered.
 fn runnable(options: &[String], dir: &Path) -> Vec<String> {
-    options
+    let mut runnable: Vec<String> = options
         .iter()
+        .filter(|o| !o.starts_with("-Xms") && !o.starts_with("-Xmx"))
         .map(|o| {
-            if o.starts_with("-Xms") {
-                "-Xms256M".to_string()
-            } else if o.starts_with("-Xmx") {
-                "-Xmx256M".to_string()
-            } else {
-                o.replace(
-                    "/var/lib/cassandra/gc.log",
-                    &dir.join("gc.log").display().to_string(),
-                )
-            }
+            o.replace(
+                "/var/lib/cassandra/gc.log",
+                &dir.join("gc.log").display().to_string(),
+            )
         })
-        .collect()
+        .collect();
+    runnable.extend(["-Xms256M".to_string(), "-Xmx256M".to_string()]);
+    runnable
 }
 
 /// A boolean flag's final value; a flag this JDK does not list (CMS on 17, experimental ones when not
@@ -77,14 +97,14 @@ fn flag(output: &str, name: &str) -> bool {
 
 /// Starts `java` of JDK `major` with `default` (the options file's collector), then each configuration's
 /// rendered options, and checks the collector it runs and the GC log it writes.
-fn check_collectors(cassandra: &str, major: u32, default: &str) {
+fn check_collectors(cassandra: &str, backend: &str, major: u32, default: &str) {
     let home = Home::from_env();
     let jdk = jdk::resolve(&home, &JdkChoice::Major(major), major, &mut |line| {
         eprintln!("{line}")
     })
     .unwrap_or_else(|e| panic!("a JDK {major} (installed on demand): {e}"));
-    let (image_jdk, all) = rendered_options(cassandra);
-    assert_eq!(image_jdk, major, "K8ssandra's image for {cassandra}");
+    let (image_jdk, all) = rendered_options(cassandra, backend);
+    assert_eq!(image_jdk, major, "the {backend} image for {cassandra}");
     assert_eq!(all.len(), 3);
     for (config, options) in all {
         let dir = tempfile::tempdir().unwrap();
@@ -122,12 +142,17 @@ fn check_collectors(cassandra: &str, major: u32, default: &str) {
 
 #[test]
 fn rendered_options_select_the_collector_after_cassandra_50s_g1_default() {
-    check_collectors("5.0.9", 17, CASSANDRA_50_DEFAULT);
+    check_collectors("5.0.9", "k8ssandra", 17, CASSANDRA_50_DEFAULT);
+}
+
+#[test]
+fn statefulset_options_select_the_collector_after_cassandra_50s_g1_default() {
+    check_collectors("5.0.9", "statefulset", 17, CASSANDRA_50_DEFAULT);
 }
 
 #[test]
 fn rendered_options_select_the_collector_after_cassandra_4xs_cms_default() {
-    check_collectors("4.1.9", 11, CASSANDRA_4X_DEFAULT);
+    check_collectors("4.1.9", "k8ssandra", 11, CASSANDRA_4X_DEFAULT);
 }
 
 /// Without the rendered `-XX:-UseG1GC`, Cassandra 5.0's default G1 plus a second collector stops the JVM:
