@@ -42,7 +42,7 @@ enum Command {
     Gc(cmd::gc::GcArgs),
     /// Run a plan of cluster configurations x rates, cell by cell, resumable; ends with the seed tables
     Campaign(cmd::campaign::CampaignArgs),
-    /// Kubernetes through K8ssandra: render a plan as K8ssandraClusters and load Jobs
+    /// Kubernetes: render a plan as datacenters (K8ssandra or StatefulSets) and load Jobs, run it, build images
     K8s(cmd::k8s::K8sArgs),
     /// Tables and charts (Markdown, self-contained HTML) from result directories
     Report(cmd::report::ReportArgs),

@@ -178,10 +178,22 @@ impl Apt {
         .map(drop)
     }
 
-    /// `packages` and the shared-library packages they need, all the way down, less those the
-    /// machine has installed (its own dpkg status): what must be unpacked beside them to run.
-    pub fn with_missing_libraries(&self, packages: &[&str]) -> Result<Vec<String>> {
-        let tree = run(Command::new("apt-cache")
+    /// `packages` and every package they depend on (pre-depends too), all the way down: what a root
+    /// filesystem of their own needs. Virtual packages are left out (a real one provides them).
+    pub fn closure(&self, packages: &[&str]) -> Result<Vec<String>> {
+        let tree = self.depends_tree(packages)?;
+        let mut wanted: Vec<String> = packages.iter().map(|p| p.to_string()).collect();
+        for name in tree.lines().filter(|l| !l.starts_with([' ', '<'])) {
+            let name = name.trim();
+            if !wanted.iter().any(|w| w == name) {
+                wanted.push(name.to_string());
+            }
+        }
+        Ok(wanted)
+    }
+
+    fn depends_tree(&self, packages: &[&str]) -> Result<String> {
+        run(Command::new("apt-cache")
             .args(&self.options)
             .args([
                 "depends",
@@ -193,7 +205,13 @@ impl Apt {
                 "--no-replaces",
                 "--no-enhances",
             ])
-            .args(packages))?;
+            .args(packages))
+    }
+
+    /// `packages` and the shared-library packages they need, all the way down, less those the
+    /// machine has installed (its own dpkg status): what must be unpacked beside them to run.
+    pub fn with_missing_libraries(&self, packages: &[&str]) -> Result<Vec<String>> {
+        let tree = self.depends_tree(packages)?;
         let installed = installed_packages();
         let mut wanted: Vec<String> = packages.iter().map(|p| p.to_string()).collect();
         for name in tree.lines().filter(|l| !l.starts_with([' ', '<'])) {

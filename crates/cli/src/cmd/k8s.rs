@@ -10,6 +10,12 @@ const K8S_HELP: &str = r#"The plan is a campaign plan (see `cqlbench campaign --
 rates or [sweep]) plus a [k8s] table:
 
   [k8s]
+  operator = "k8ssandra"              # what runs the Cassandra nodes [default: k8ssandra]:
+                                      #   k8ssandra    a K8ssandraCluster (K8ssandra's operators needed)
+                                      #   statefulset  a headless Service and a StatefulSet per rack
+  cassandra-image = "cassandra:5.0.5" # statefulset only [default: cqlbench/cassandra:<version>-jdk<N>,
+                                      #   as `cqlbench k8s image cassandra` builds it]; the official
+                                      #   image works too (CASSANDRA_SEEDS, MAX_HEAP_SIZE, JVM_EXTRA_OPTS)
   namespace = "cqlbench"              # DNS-1123 label; every object goes here
   storage-class = "premium-rwo"       # DNS-1123 subdomain, for the Cassandra data volumes
   storage-size = "100Gi"              # per node
@@ -27,7 +33,9 @@ rates or [sweep]) plus a [k8s] table:
 
 Written to DIR (stable names, sorted keys; the same plan renders the same bytes):
   00-namespace.yaml, 01-results-pvc.yaml
-  NN-<cluster>/00-k8ssandracluster.yaml     one K8ssandraCluster per [[config]]
+  NN-<cluster>/00-k8ssandracluster.yaml     one K8ssandraCluster per [[config]] (k8ssandra), or
+  NN-<cluster>/00-service.yaml              its headless Service <cluster>-<dc>-service and
+  NN-<cluster>/00-statefulset-rackN.yaml    one StatefulSet per rack (statefulset)
   NN-<cluster>/NN-job-<cell>.yaml           populate, then one Indexed Job per cell (max, p35 / r<rate>)
   99-podmonitor.yaml                        with pod-monitor = true
 
@@ -54,22 +62,67 @@ pub struct K8sArgs {
 
 #[derive(Debug, Subcommand)]
 enum K8sCommand {
-    /// Write a plan's Kubernetes manifests (K8ssandraClusters, load Jobs) to a directory
+    /// Write a plan's Kubernetes manifests (datacenters, load Jobs) to a directory
     Render(RenderArgs),
-    /// Run a plan's campaign on Kubernetes: per configuration, its K8ssandraCluster, the load Jobs in
+    /// Run a plan's campaign on Kubernetes: per configuration, its datacenter, the load Jobs in
     /// order, the results and GC logs collected, then a report like a local campaign's
     Run(RunArgs),
     /// Build a campaign directory and its report from results collected by hand under DIR/raw (after
     /// `k8s run --collect none`)
     Report(ReportArgs),
-    /// Delete what a plan's manifests create (Jobs, K8ssandraClusters, the results volume) and wait until
+    /// Delete what a plan's manifests create (Jobs, datacenters, the results volume) and wait until
     /// it is gone; the namespace is kept
     Delete(DeleteArgs),
+    /// Build container images as OCI archives, without a registry or a container daemon
+    #[command(subcommand)]
+    Image(ImageCommand),
 }
+
+const IMAGE_LOAD_HELP: &str = r#"The image holds this cqlbench binary as /usr/local/bin/cqlbench (the entry point; the Jobs pass
+`run ...`) on a root filesystem of Debian's packages of this machine's release: the C runtime and
+OpenSSL it links, CA certificates, and the shell, tar and sleep that `k8s run` uses in the pod that
+reads the results volume. It runs as 65532:65532, as the Jobs' securityContext asks. The packages
+come through a private apt configuration from the mirror this machine already uses, unpacked, never
+installed, and are kept in the cache (~/.cache/cqlbench/images) for the next build.
+
+The archive is an OCI image layout with a docker-archive index beside it. Load it with
+  ctr -n k8s.io images import FILE        (containerd, as a kubelet uses it)
+  docker load -i FILE                     podman load -i FILE
+or push it to a registry the cluster pulls from:
+  skopeo copy oci-archive:FILE docker://registry.example/cqlbench:0.1.0
+  (or docker load, then docker tag and docker push)
+and name that in the plan's [k8s] image.
+
+Examples:
+  cqlbench k8s image load -o cqlbench-load.tar
+  cqlbench k8s image load -o cqlbench-load.tar --name registry.example/team/cqlbench:0.1.0"#;
+
+#[derive(Debug, Subcommand)]
+enum ImageCommand {
+    /// The load client's image (this cqlbench binary), as an OCI archive
+    #[command(after_help = IMAGE_LOAD_HELP)]
+    Load(ImageLoadArgs),
+}
+
+#[derive(Debug, Args)]
+struct ImageLoadArgs {
+    /// The archive to write (replaced if it exists)
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: PathBuf,
+
+    /// The image's name: the one the plan's [k8s] image gives
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_LOAD_IMAGE)]
+    name: String,
+}
+
+/// The load image's name by default (examples/k8s-live.toml's `image`).
+const DEFAULT_LOAD_IMAGE: &str = concat!("cqlbench/cqlbench:", env!("CARGO_PKG_VERSION"));
 
 const RUN_HELP: &str = r#"What happens, one configuration at a time:
   1. the namespace and the results volume are applied (server-side apply, field manager cqlbench);
-  2. the configuration's K8ssandraCluster is applied; cqlbench waits for its datacenter's Ready;
+  2. the configuration's datacenter is applied: its K8ssandraCluster, cqlbench waiting for the
+     datacenter's Ready; or its Service and StatefulSets, one rack after the other, each waited
+     for until all its pods serve CQL;
   3. on every Cassandra pod, the JVM's own GC log must say it runs the planned collector and heap
      (`Using Shenandoah`, `Heap Max Capacity: 16G`), or nothing is loaded;
   4. the load Jobs run one after the other (populate, max, then the latency cells); each Job's
@@ -77,7 +130,8 @@ const RUN_HELP: &str = r#"What happens, one configuration at a time:
      fraction of what the max Job's clients achieved (their briefs, read from the pods' status);
   5. the clients' results (from the results volume, through a pod that mounts it) and every
      Cassandra pod's GC log are copied to OUT/raw/ with `exec`;
-  6. the K8ssandraCluster is deleted (unless --keep-clusters), and the next configuration starts.
+  6. the datacenter is deleted (unless --keep-clusters), with a StatefulSet's pods and data volumes,
+     and the next configuration starts.
 At the end, OUT holds the same layout as a local campaign (clients merged exactly, per-node GC
 analysis of each cell) with report.md and report.html.
 
@@ -131,7 +185,7 @@ struct RunArgs {
     )]
     populate_timeout: String,
 
-    /// Keep each configuration's K8ssandraCluster when its Jobs are done
+    /// Keep each configuration's datacenter when its Jobs are done
     #[arg(long = "keep-clusters")]
     keep_clusters: bool,
 
@@ -144,7 +198,7 @@ const REPORT_HELP: &str = r#"DIR/raw must hold what `k8s run` collects, as it wa
   DIR/raw/<cluster>/<cell>/client-<i>/    each client's result directory, from the results volume
                                           (/results/<cluster>/<cell>/client-<i>)
   DIR/raw/<cluster>/nodes/<pod>/gc.log*   each Cassandra pod's GC log (/var/lib/cassandra/gc.log*)
-<cluster> is a configuration's K8ssandraCluster (k8s-gc-1, ...), <cell> a Job's cell (max, p35).
+<cluster> is a configuration's cluster name (k8s-gc-1, ...), <cell> a Job's cell (max, p35).
 For example:
   kubectl -n cqlbench cp <a pod mounting cqlbench-results>:/results/k8s-gc-1 DIR/raw/k8s-gc-1
   kubectl -n cqlbench cp k8s-gc-1-dc1-rack1-sts-0:/var/lib/cassandra/gc.log \
@@ -201,7 +255,27 @@ pub fn execute(args: K8sArgs) -> Result<()> {
         K8sCommand::Run(args) => run(args),
         K8sCommand::Report(args) => report(args),
         K8sCommand::Delete(args) => delete(args),
+        K8sCommand::Image(ImageCommand::Load(args)) => image_load(args),
     }
+}
+
+fn image_load(args: ImageLoadArgs) -> Result<()> {
+    let name =
+        cqlbench_image::ImageName::parse(&args.name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
+    let out = cqlbench_image::check_writable(&args.out)?;
+    let binary = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("finding this cqlbench binary: {e}"))?;
+    let cache = cqlbench_cluster::Home::from_env().root().join("images");
+    let mut progress = |line: &str| eprintln!("{line}");
+    let written = cqlbench_image::load_image(&cache, &binary, &name, &out, &mut progress)?;
+    println!(
+        "{}: image {} ({}), {:.1} MB",
+        written.path.display(),
+        written.name.full,
+        written.digest,
+        written.size as f64 / 1e6
+    );
+    Ok(())
 }
 
 /// A one-thread runtime and a Kubernetes client made on it, for the commands that talk to the API.
