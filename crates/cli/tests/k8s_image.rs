@@ -17,6 +17,8 @@ fn text(output: &Output) -> String {
     )
 }
 
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Debian's containerd and runc (with any shared library this machine lacks), unpacked once into the
 /// cache.
 fn containerd_root() -> PathBuf {
@@ -45,6 +47,8 @@ fn containerd_root() -> PathBuf {
 /// `/run/containerd` (where 1.6 keeps shim sockets and runc's state whatever it is told) is removed
 /// when it was not there before.
 struct Containerd {
+    /// One containerd at a time: both keep shim sockets and runc's state in /run/containerd.
+    _serial: std::sync::MutexGuard<'static, ()>,
     child: Child,
     dir: PathBuf,
     root: PathBuf,
@@ -53,6 +57,7 @@ struct Containerd {
 
 impl Containerd {
     fn start(dir: &Path) -> Containerd {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let root = containerd_root();
         let config = dir.join("config.toml");
         let at = |p: &str| dir.join(p).display().to_string();
@@ -79,6 +84,7 @@ impl Containerd {
             .spawn()
             .expect("containerd starts");
         let server = Containerd {
+            _serial: serial,
             child,
             dir: dir.to_path_buf(),
             root,
@@ -115,21 +121,19 @@ impl Containerd {
 
     /// A container of the load image, removed when it ends; `command` empty runs its entry point.
     fn run_load_image(&self, id: &str, command: &[&str]) -> Output {
+        let mut args = vec!["--rm", "docker.io/cqlbench/cqlbench:0.1.0", id];
+        args.extend(command);
+        self.run(&args)
+    }
+
+    /// `ctr run` with the test's snapshotter and FIFO directory, then `args`.
+    fn run(&self, args: &[&str]) -> Output {
         let fifo = self.dir.join("fifo");
         std::fs::create_dir_all(&fifo).unwrap();
         let fifo = fifo.display().to_string();
-        let mut args = vec![
-            "run",
-            "--rm",
-            "--snapshotter",
-            "native",
-            "--fifo-dir",
-            &fifo,
-            "docker.io/cqlbench/cqlbench:0.1.0",
-            id,
-        ];
-        args.extend(command);
-        self.ctr(&args)
+        let mut all = vec!["run", "--snapshotter", "native", "--fifo-dir", &fifo];
+        all.extend(args);
+        self.ctr(&all)
     }
 
     fn ctr(&self, args: &[&str]) -> Output {
@@ -146,6 +150,18 @@ impl Containerd {
 
 impl Drop for Containerd {
     fn drop(&mut self) {
+        // Containers' shims outlive containerd: every task is killed and removed first.
+        let tasks = self.ctr(&["tasks", "list", "--quiet"]);
+        for task in String::from_utf8_lossy(&tasks.stdout).split_whitespace() {
+            let _ = self.ctr(&["tasks", "kill", "--signal", "SIGKILL", task]);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !self.ctr(&["tasks", "delete", task]).status.success()
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = self.ctr(&["containers", "delete", task]);
+        }
         // SIGTERM, as an init system stops it; then wait for it.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
@@ -227,27 +243,63 @@ fn the_load_image_imports_into_containerd_and_runs_cqlbench_as_nonroot() {
 #[test]
 fn bad_archive_paths_and_names_are_refused_in_one_line_before_any_build() {
     let work = tempfile::tempdir().unwrap();
-    let cases: [(Vec<String>, &str); 3] = [
+    let tar = work.path().join("x.tar").display().to_string();
+    let cases: [(Vec<String>, &str); 6] = [
         (
-            vec!["-o".into(), "/proc/cqlbench-load.tar".into()],
+            vec!["load".into(), "-o".into(), "/proc/cqlbench-load.tar".into()],
             "error: writing /proc/cqlbench-load.tar: ",
         ),
         (
-            vec!["-o".into(), work.path().display().to_string()],
+            vec![
+                "load".into(),
+                "-o".into(),
+                work.path().display().to_string(),
+            ],
             "is a directory",
         ),
         (
             vec![
+                "load".into(),
                 "-o".into(),
-                work.path().join("x.tar").display().to_string(),
+                tar.clone(),
                 "--name".into(),
                 "Cqlbench:1".into(),
             ],
             "error: --name: image name \"Cqlbench:1\": a repository is lower-case letters",
         ),
+        (
+            vec![
+                "cassandra".into(),
+                "-o".into(),
+                tar.clone(),
+                "--jdk".into(),
+                "11".into(),
+            ],
+            "error: Cassandra 5.0.9 is not supported on JDK 11: use JDK 17 or JDK 21 or JDK 25",
+        ),
+        (
+            vec![
+                "cassandra".into(),
+                "-o".into(),
+                tar.clone(),
+                "--jdk".into(),
+                "25".into(),
+            ],
+            "needs cqlbench's Security Manager shim, which images do not carry yet",
+        ),
+        (
+            vec![
+                "cassandra".into(),
+                "-o".into(),
+                tar,
+                "--cassandra".into(),
+                "3.11.19".into(),
+            ],
+            "error: --cassandra 3.11.19: Cassandra 3.11 runs on JDK 8 only",
+        ),
     ];
     for (args, expected) in cases {
-        let mut all = vec!["k8s".to_string(), "image".into(), "load".into()];
+        let mut all = vec!["k8s".to_string(), "image".into()];
         all.extend(args);
         let refs: Vec<&str> = all.iter().map(String::as_str).collect();
         let output = cqlbench(&refs);
@@ -265,4 +317,106 @@ fn bad_archive_paths_and_names_are_refused_in_one_line_before_any_build() {
         0,
         "nothing left behind"
     );
+}
+
+/// Where the test's Cassandra container listens (on the host's network, loopback only).
+const NODE_ADDRESS: &str = "127.0.77.1";
+
+/// `cqlbench k8s image cassandra` (5.0.9 on JDK 17, the defaults): imported into containerd, its entry
+/// point starts a node from the official image's environment that serves a `cqlbench run`, with the
+/// collector and heap JVM_EXTRA_OPTS and MAX_HEAP_SIZE ask for, as its own GC log on the data volume
+/// says.
+#[test]
+fn the_cassandra_image_runs_a_node_from_the_official_images_environment() {
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("cassandra.tar");
+    let archive_arg = archive.display().to_string();
+    let built = cqlbench(&["k8s", "image", "cassandra", "-o", &archive_arg]);
+    assert!(built.status.success(), "{}", text(&built));
+    let image = "docker.io/cqlbench/cassandra:5.0.9-jdk17";
+    assert!(
+        String::from_utf8_lossy(&built.stdout).contains(image),
+        "{}",
+        text(&built)
+    );
+
+    let containerd_dir = work.path().join("containerd");
+    std::fs::create_dir_all(&containerd_dir).unwrap();
+    let containerd = Containerd::start(&containerd_dir);
+    let imported = containerd.ctr(&["images", "import", "--snapshotter", "native", &archive_arg]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    // The data volume: the image's user cassandra (999) owns it, as fsGroup makes it in a pod.
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::chown(&data, Some(999), Some(999)).unwrap();
+    let mount = format!(
+        "type=bind,src={},dst=/var/lib/cassandra,options=rbind:rw",
+        data.display()
+    );
+    let started = containerd.run(&[
+        "--detach",
+        "--net-host",
+        "--mount",
+        &mount,
+        "--env",
+        &format!("CASSANDRA_LISTEN_ADDRESS={NODE_ADDRESS}"),
+        "--env",
+        &format!("CASSANDRA_SEEDS={NODE_ADDRESS}"),
+        "--env",
+        "CASSANDRA_CLUSTER_NAME=image-test",
+        "--env",
+        "MAX_HEAP_SIZE=512M",
+        "--env",
+        "JVM_EXTRA_OPTS=-XX:-UseG1GC -XX:+UseZGC -Xlog:gc*,safepoint:file=/var/lib/cassandra/gc.log",
+        image,
+        "cqlbench-node-test",
+    ]);
+    assert!(started.status.success(), "{}", text(&started));
+    let address: std::net::SocketAddr = format!("{NODE_ADDRESS}:9042").parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1)).is_err() {
+        let tasks = containerd.ctr(&["tasks", "list"]);
+        assert!(
+            String::from_utf8_lossy(&tasks.stdout).contains("RUNNING"),
+            "the node's container stopped: {}\n{}",
+            text(&tasks),
+            std::fs::read_to_string(data.join("logs/system.log")).unwrap_or_default()
+        );
+        assert!(Instant::now() < deadline, "no CQL on {address} after 240 s");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let out = work.path().join("run");
+    let run = cqlbench(&[
+        "run",
+        "KeyValue",
+        "--host",
+        NODE_ADDRESS,
+        "-d",
+        "3s",
+        "--rate",
+        "100",
+        "-o",
+        &out.display().to_string(),
+    ]);
+    assert!(run.status.success(), "{}", text(&run));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "complete", "{summary}");
+    let mut served = 0;
+    for (op, stats) in summary["ops"].as_object().expect("ops") {
+        for (kind, count) in stats["errors"].as_object().expect("errors") {
+            assert_eq!(count, 0, "{op}: {kind} errors: {summary}");
+        }
+        served += stats["count"].as_u64().expect("count");
+    }
+    assert!(
+        served >= 200,
+        "{served} operations in 3 s at 100/s: {summary}"
+    );
+    let gc_log = std::fs::read_to_string(data.join("gc.log")).unwrap();
+    assert!(
+        gc_log.contains("Using The Z Garbage Collector"),
+        "{gc_log:.2000}"
+    );
+    assert!(gc_log.contains("Max Capacity: 512M"), "{gc_log:.2000}");
 }

@@ -3,7 +3,6 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use crate::spec::Placement;
 use crate::version::CassandraVersion;
 
 /// What differs between nodes and clusters in cassandra.yaml.
@@ -14,9 +13,9 @@ pub struct NodeConfig<'a> {
     pub address: Ipv4Addr,
     /// Seed nodes (all on `storage_port`): node 1, or the first node of every datacenter.
     pub seeds: &'a [Ipv4Addr],
-    /// SimpleSnitch when `None`; GossipingPropertyFileSnitch, which reads the node's datacenter and
-    /// rack from its `cassandra-rackdc.properties`, when the cluster has `--dcs`/`--racks`.
-    pub placement: Option<Placement>,
+    /// GossipingPropertyFileSnitch, which reads the node's datacenter and rack from its
+    /// `cassandra-rackdc.properties` (a cluster with `--dcs`/`--racks`, a pod); else SimpleSnitch.
+    pub gossiping_snitch: bool,
     pub storage_port: u16,
     pub native_port: u16,
     pub tokens: &'a [i64],
@@ -60,7 +59,7 @@ commitlog_sync: periodic
         version = config.version,
         cluster = config.cluster_name.replace('\'', "''"),
         num_tokens = config.tokens.len(),
-        snitch = if config.placement.is_some() {
+        snitch = if config.gossiping_snitch {
             "GossipingPropertyFileSnitch"
         } else {
             "SimpleSnitch"
@@ -116,12 +115,10 @@ commitlog_sync: periodic
 
 /// The node's `cassandra-rackdc.properties`, read by GossipingPropertyFileSnitch (the JVM is
 /// pointed at it with `-Dcassandra-rackdc.properties=file://…`).
-pub fn rackdc_properties(placement: &Placement) -> String {
+pub fn rackdc_properties(dc: &str, rack: &str) -> String {
     format!(
         "# Written by cqlbench: this node's place in the cluster (GossipingPropertyFileSnitch).\n\
-         dc={}\nrack={}\nprefer_local=false\n",
-        placement.dc_name(),
-        placement.rack_name()
+         dc={dc}\nrack={rack}\nprefer_local=false\n"
     )
 }
 
@@ -154,6 +151,7 @@ pub fn logback_xml(log_dir: &Path, version: &CassandraVersion) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Placement;
 
     fn render(version: &str, profile: bool) -> String {
         let version = CassandraVersion::parse(version).unwrap();
@@ -162,7 +160,7 @@ mod tests {
             version: &version,
             address: Ipv4Addr::new(127, 0, 1, 2),
             seeds: &[Ipv4Addr::new(127, 0, 1, 1)],
-            placement: None,
+            gossiping_snitch: false,
             storage_port: 7000,
             native_port: 9042,
             tokens: &[-9, 5],
@@ -230,7 +228,7 @@ mod tests {
             version: &version,
             address: Ipv4Addr::new(127, 0, 11, 3),
             seeds: &seeds,
-            placement: Some(placement),
+            gossiping_snitch: true,
             storage_port: 7000,
             native_port: 9042,
             tokens: &[1],
@@ -239,7 +237,7 @@ mod tests {
         });
         assert!(yaml.contains("endpoint_snitch: GossipingPropertyFileSnitch\n"));
         assert!(yaml.contains("      - seeds: \"127.0.11.1:7000,127.0.11.3:7000\"\n"));
-        let properties = rackdc_properties(&placement);
+        let properties = rackdc_properties(&placement.dc_name(), &placement.rack_name());
         let lines: Vec<&str> = properties.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(lines, ["dc=dc2", "rack=rack1", "prefer_local=false"]);
     }

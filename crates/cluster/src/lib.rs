@@ -22,6 +22,7 @@ pub mod home;
 pub mod jdk;
 pub mod jvm;
 pub mod lifecycle;
+pub mod pod;
 pub mod process;
 pub mod scoped;
 pub mod spec;

@@ -348,7 +348,7 @@ impl Launcher<'_> {
             version: self.version,
             address: node.address,
             seeds: &seeds,
-            placement,
+            gossiping_snitch: placement.is_some(),
             storage_port: node.storage_port,
             native_port: node.native_port,
             tokens: &node.tokens,
@@ -365,7 +365,10 @@ impl Launcher<'_> {
         let mut jvm_opts = Vec::new();
         if let Some(placement) = &placement {
             let rackdc = conf.join("cassandra-rackdc.properties");
-            write(&rackdc, &config::rackdc_properties(placement))?;
+            write(
+                &rackdc,
+                &config::rackdc_properties(&placement.dc_name(), &placement.rack_name()),
+            )?;
             jvm_opts.push(format!(
                 "-Dcassandra-rackdc.properties=file://{}",
                 rackdc.display()

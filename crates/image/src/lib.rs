@@ -14,7 +14,7 @@ use std::process::Command;
 
 pub use name::ImageName;
 pub use oci::{RunConfig, Written};
-pub use rootfs::{load_image, LOAD_PACKAGES};
+pub use rootfs::{cassandra_image, load_image, CassandraParts, CASSANDRA_PACKAGES, LOAD_PACKAGES};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {

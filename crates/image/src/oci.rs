@@ -36,6 +36,20 @@ pub struct Written {
     pub size: u64,
 }
 
+/// `cassandra.tar: image docker.io/cqlbench/cassandra:5.0.9-jdk17 (sha256:…), 294.9 MB`
+impl std::fmt::Display for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: image {} ({}), {:.1} MB",
+            self.path.display(),
+            self.name.full,
+            self.digest,
+            self.size as f64 / 1e6
+        )
+    }
+}
+
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ImageError {
     let what = what.into();
     move |source| ImageError::Io { what, source }

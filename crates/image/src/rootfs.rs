@@ -24,8 +24,30 @@ pub const LOAD_PACKAGES: [&str; 7] = [
     "tar",
 ];
 
-/// The unprivileged user the pods run as (the Jobs' securityContext says the same).
+/// What a Cassandra node's container needs beside the load image's packages: the shells and tools
+/// `k8s run` and an operator use in it (`sh -c head`, `ps`, `grep`, `hostname`) and the C++ runtime
+/// and zlib a JDK links.
+pub const CASSANDRA_PACKAGES: [&str; 14] = [
+    "libc6",
+    "libgcc-s1",
+    "libssl3",
+    "ca-certificates",
+    "dash",
+    "coreutils",
+    "tar",
+    "bash",
+    "procps",
+    "grep",
+    "sed",
+    "hostname",
+    "zlib1g",
+    "libstdc++6",
+];
+
+/// The unprivileged user the load pods run as (the Jobs' securityContext says the same).
 const NONROOT: u32 = 65532;
+/// The user Cassandra runs as, as in the official image (the StatefulSets' fsGroup).
+const CASSANDRA: u32 = 999;
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ImageError {
     let what = what.into();
@@ -93,13 +115,17 @@ fn finish_unpacked(root: &Path) -> Result<(), ImageError> {
     write_file(
         root,
         "etc/passwd",
-        &format!("root:x:0:0:root:/root:/bin/sh\nnonroot:x:{NONROOT}:{NONROOT}:nonroot:/home/nonroot:/bin/sh\n"),
+        &format!(
+            "root:x:0:0:root:/root:/bin/sh\n\
+             nonroot:x:{NONROOT}:{NONROOT}:nonroot:/home/nonroot:/bin/sh\n\
+             cassandra:x:{CASSANDRA}:{CASSANDRA}:cassandra:/var/lib/cassandra:/bin/sh\n"
+        ),
         0o644,
     )?;
     write_file(
         root,
         "etc/group",
-        &format!("root:x:0:\nnonroot:x:{NONROOT}:\n"),
+        &format!("root:x:0:\nnonroot:x:{NONROOT}:\ncassandra:x:{CASSANDRA}:\n"),
         0o644,
     )?;
     for dir in ["tmp", "root", "home/nonroot"] {
@@ -143,17 +169,17 @@ fn ca_bundle(root: &Path) -> Result<(), ImageError> {
     write_file(root, "etc/ssl/certs/ca-certificates.crt", &bundle, 0o644)
 }
 
-/// The load client's image: `binary` (this cqlbench) as `/usr/local/bin/cqlbench`, the entry point, on
-/// [`LOAD_PACKAGES`], run as 65532:65532. Packages are cached under `cache`.
-pub fn load_image(
+/// A root filesystem of `packages` (cached as the set `set`) with cqlbench at /usr/local/bin, in a
+/// scratch directory under `cache`.
+fn base_rootfs(
     cache: &Path,
+    set: &str,
+    packages: &[&str],
     binary: &Path,
-    name: &ImageName,
-    out: &Path,
     progress: &mut dyn FnMut(&str),
-) -> Result<Written, ImageError> {
-    let debs = cached_debs(cache, "load", &LOAD_PACKAGES, progress)?;
-    let scratch = ScratchDir::new(cache, "load-rootfs")?;
+) -> Result<ScratchDir, ImageError> {
+    let debs = cached_debs(cache, set, packages, progress)?;
+    let scratch = ScratchDir::new(cache, &format!("{set}-rootfs"))?;
     let root = scratch.path();
     progress("unpacking the root filesystem");
     unpack_all(&debs, root)?;
@@ -163,6 +189,90 @@ pub fn load_image(
     std::fs::copy(binary, &target).map_err(io(format!("copying {}", binary.display())))?;
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
         .map_err(io("making cqlbench executable"))?;
+    Ok(scratch)
+}
+
+/// Copies a tree with its symbolic links followed (a JDK's point into /etc); links that lead nowhere
+/// are left out.
+fn copy_dereferenced(from: &Path, to: &Path) -> Result<(), ImageError> {
+    std::fs::create_dir_all(to).map_err(io(format!("creating {}", to.display())))?;
+    for entry in std::fs::read_dir(from).map_err(io(format!("reading {}", from.display())))? {
+        let path = entry
+            .map_err(io(format!("reading {}", from.display())))?
+            .path();
+        let target = to.join(path.file_name().unwrap_or_default());
+        let Ok(metadata) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if metadata.is_dir() {
+            copy_dereferenced(&path, &target)?;
+        } else {
+            std::fs::copy(&path, &target).map_err(io(format!("copying {}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// What goes into a Cassandra image: its version's jars and a JDK, both as `cluster up` gets them.
+pub struct CassandraParts<'a> {
+    pub version: &'a str,
+    pub jdk_major: u32,
+    pub lib_dir: &'a Path,
+    pub jdk_home: &'a Path,
+}
+
+/// A Cassandra node's image: `parts` under /opt/cassandra/lib and /opt/java, on [`CASSANDRA_PACKAGES`],
+/// with `binary` (this cqlbench) as the entry point `cqlbench k8s node`, run as the user cassandra
+/// (999:999) in /var/lib/cassandra.
+pub fn cassandra_image(
+    cache: &Path,
+    binary: &Path,
+    parts: &CassandraParts,
+    name: &ImageName,
+    out: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Written, ImageError> {
+    let scratch = base_rootfs(cache, "cassandra", &CASSANDRA_PACKAGES, binary, progress)?;
+    let root = scratch.path();
+    progress(&format!(
+        "adding Cassandra {}'s jars and JDK {}",
+        parts.version, parts.jdk_major
+    ));
+    copy_dereferenced(parts.lib_dir, &root.join("opt/cassandra/lib"))?;
+    copy_dereferenced(parts.jdk_home, &root.join("opt/java"))?;
+    let data = root.join("var/lib/cassandra");
+    std::fs::create_dir_all(&data).map_err(io("creating /var/lib/cassandra"))?;
+    std::os::unix::fs::chown(&data, Some(CASSANDRA), Some(CASSANDRA))
+        .map_err(io("giving /var/lib/cassandra to cassandra"))?;
+    let run = RunConfig {
+        entrypoint: vec!["cqlbench".into(), "k8s".into(), "node".into()],
+        env: vec![
+            "PATH=/opt/java/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+                .into(),
+            "JAVA_HOME=/opt/java".into(),
+            format!("CQLBENCH_CASSANDRA_VERSION={}", parts.version),
+            format!("CQLBENCH_JDK_MAJOR={}", parts.jdk_major),
+        ],
+        user: Some(format!("{CASSANDRA}:{CASSANDRA}")),
+        working_dir: Some("/var/lib/cassandra".into()),
+        exposed_ports: vec!["7000/tcp".into(), "9042/tcp".into()],
+        ..RunConfig::default()
+    };
+    progress(&format!("writing {} as {}", out.display(), name.short));
+    write_archive(root, &run, name, out)
+}
+
+/// The load client's image: `binary` (this cqlbench) as `/usr/local/bin/cqlbench`, the entry point, on
+/// [`LOAD_PACKAGES`], run as 65532:65532. Packages are cached under `cache`.
+pub fn load_image(
+    cache: &Path,
+    binary: &Path,
+    name: &ImageName,
+    out: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Written, ImageError> {
+    let scratch = base_rootfs(cache, "load", &LOAD_PACKAGES, binary, progress)?;
+    let root = scratch.path();
     let run = RunConfig {
         entrypoint: vec!["cqlbench".into()],
         env: vec![

@@ -113,7 +113,14 @@ pub fn service(plan: &K8sPlan, index: usize) -> Value {
 fn cassandra_env(plan: &K8sPlan, index: usize, rack: &Rack) -> Result<Vec<Value>, K8sError> {
     let (k8s, cluster) = (&plan.k8s, &plan.cluster_names[index]);
     let spec = &plan.plan.configs[index].spec;
-    let first_rack = racks(&k8s.zones, spec.nodes).remove(0).name;
+    let all_racks = racks(&k8s.zones, spec.nodes);
+    let first_rack = all_racks[0].name.clone();
+    // The node index of this rack's pod 0: the nodes of the racks before it.
+    let offset: usize = all_racks
+        .iter()
+        .take_while(|r| r.name != rack.name)
+        .map(|r| r.nodes)
+        .sum();
     // The first pod of the first rack, by its name in the headless Service (resolved through the pod's
     // DNS search path, whatever the cluster's domain).
     let seed = format!(
@@ -145,6 +152,10 @@ fn cassandra_env(plan: &K8sPlan, index: usize, rack: &Rack) -> Result<Vec<Value>
             cqlbench_units::format_jvm_size(spec.heap_bytes / 4),
         ),
         env("JVM_EXTRA_OPTS", jvm.join(" ")),
+        // cqlbench's image gives every node its precomputed tokens from these (as `cluster up`
+        // does); the official image ignores them.
+        env(cqlbench_cluster::pod::NODES_ENV, spec.nodes.to_string()),
+        env(cqlbench_cluster::pod::NODE_OFFSET_ENV, offset.to_string()),
     ])
 }
 

@@ -169,7 +169,8 @@ fn zones_become_racks_each_its_own_statefulset_pinned_to_its_zone() {
             ("k8s-live-1-dc1-rack2-sts", 1, "z2"),
         ]
     );
-    // Every rack's pods seed from the first rack's first pod.
+    // Every rack's pods seed from the first rack's first pod; rack 2's pod 0 is node 2 of 3.
+    let mut offsets = Vec::new();
     for (path, sts) in &objects {
         if path.starts_with("01-") && path.contains("statefulset") {
             let container = &sts["spec"]["template"]["spec"]["containers"][0];
@@ -177,6 +178,9 @@ fn zones_become_racks_each_its_own_statefulset_pinned_to_its_zone() {
                 env(container, "CASSANDRA_SEEDS"),
                 "k8s-live-1-dc1-rack1-sts-0.k8s-live-1-dc1-service"
             );
+            assert_eq!(env(container, "CQLBENCH_NODES"), "3");
+            offsets.push(env(container, "CQLBENCH_NODE_OFFSET"));
         }
     }
+    assert_eq!(offsets, ["0", "2"]);
 }

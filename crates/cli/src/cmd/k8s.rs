@@ -15,7 +15,8 @@ rates or [sweep]) plus a [k8s] table:
                                       #   statefulset  a headless Service and a StatefulSet per rack
   cassandra-image = "cassandra:5.0.5" # statefulset only [default: cqlbench/cassandra:<version>-jdk<N>,
                                       #   as `cqlbench k8s image cassandra` builds it]; the official
-                                      #   image works too (CASSANDRA_SEEDS, MAX_HEAP_SIZE, JVM_EXTRA_OPTS)
+                                      #   image's conventions are followed (CASSANDRA_SEEDS,
+                                      #   MAX_HEAP_SIZE, JVM_EXTRA_OPTS), so it may be named
   namespace = "cqlbench"              # DNS-1123 label; every object goes here
   storage-class = "premium-rwo"       # DNS-1123 subdomain, for the Cassandra data volumes
   storage-size = "100Gi"              # per node
@@ -76,6 +77,9 @@ enum K8sCommand {
     /// Build container images as OCI archives, without a registry or a container daemon
     #[command(subcommand)]
     Image(ImageCommand),
+    /// The entry point of `k8s image cassandra`'s image: configure this pod's Cassandra node from the
+    /// environment (CASSANDRA_SEEDS, CASSANDRA_DC, MAX_HEAP_SIZE, JVM_EXTRA_OPTS, ...) and run it
+    Node,
 }
 
 const IMAGE_LOAD_HELP: &str = r#"The image holds this cqlbench binary as /usr/local/bin/cqlbench (the entry point; the Jobs pass
@@ -102,6 +106,45 @@ enum ImageCommand {
     /// The load client's image (this cqlbench binary), as an OCI archive
     #[command(after_help = IMAGE_LOAD_HELP)]
     Load(ImageLoadArgs),
+    /// A Cassandra node's image (a version's jars and a JDK, as `cluster up` gets them), as an OCI
+    /// archive
+    #[command(after_help = IMAGE_CASSANDRA_HELP)]
+    Cassandra(ImageCassandraArgs),
+}
+
+const IMAGE_CASSANDRA_HELP: &str = r#"The image holds Cassandra's jars (from Maven Central with mvn, as `cluster up` fetches them)
+in /opt/cassandra/lib, the JDK `cluster up` would start it on in /opt/java, and this cqlbench
+binary, whose `cqlbench k8s node` is the entry point: it reads the official cassandra image's
+environment (CASSANDRA_CLUSTER_NAME, CASSANDRA_SEEDS, CASSANDRA_DC, CASSANDRA_RACK,
+CASSANDRA_LISTEN_ADDRESS, MAX_HEAP_SIZE, JVM_EXTRA_OPTS), writes the node's cassandra.yaml as
+`cluster up` writes a local node's, and becomes the JVM. It runs as cassandra (999:999) in
+/var/lib/cassandra, the data volume, where the GC log goes too. The StatefulSets of
+`operator = "statefulset"` plans name it by default (cqlbench/cassandra:<version>-jdk<N>).
+
+Pairs `cluster up` refuses are refused here too; 5.0 and 6.0 on JDK 25, which need cqlbench's
+Security Manager shim, are not in images yet.
+
+Examples:
+  cqlbench k8s image cassandra -o cassandra.tar
+  cqlbench k8s image cassandra --cassandra 4.1.9 --jdk 11 -o cassandra-4.1.tar"#;
+
+#[derive(Debug, Args)]
+struct ImageCassandraArgs {
+    /// The archive to write (replaced if it exists)
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: PathBuf,
+
+    /// Cassandra version
+    #[arg(long, value_name = "VERSION", default_value = cqlbench_cluster::version::DEFAULT_CASSANDRA_VERSION)]
+    cassandra: String,
+
+    /// JDK major [default: the version's default, as for `cluster up`]
+    #[arg(long, value_name = "N")]
+    jdk: Option<u32>,
+
+    /// The image's name [default: cqlbench/cassandra:<version>-jdk<N>]
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -256,7 +299,83 @@ pub fn execute(args: K8sArgs) -> Result<()> {
         K8sCommand::Report(args) => report(args),
         K8sCommand::Delete(args) => delete(args),
         K8sCommand::Image(ImageCommand::Load(args)) => image_load(args),
+        K8sCommand::Image(ImageCommand::Cassandra(args)) => image_cassandra(args),
+        K8sCommand::Node => node(),
     }
+}
+
+fn image_cassandra(args: ImageCassandraArgs) -> Result<()> {
+    use cqlbench_cluster::{jdk, CassandraVersion, JdkChoice};
+    let version = CassandraVersion::parse(&args.cassandra)
+        .map_err(|e| anyhow::anyhow!("--cassandra: {e}"))?;
+    if version.is_3_11() {
+        // As k8s plans refuse it: their GC logging is JDK 9+'s, and 3.11 runs on JDK 8 alone.
+        anyhow::bail!(
+            "--cassandra {}: Cassandra 3.11 runs on JDK 8 only, and Kubernetes runs render JDK 9+ GC logging: images hold Cassandra 4.0 or newer",
+            version.raw
+        );
+    }
+    let major = args.jdk.unwrap_or_else(|| version.default_jdk());
+    version.check_jdk(major)?;
+    if cqlbench_cluster::compat::needed(&version, major) {
+        anyhow::bail!(
+            "--jdk {major}: Cassandra {} on JDK {major} needs cqlbench's Security Manager shim, which images do not carry yet (use --jdk {})",
+            version.raw,
+            version.default_jdk()
+        );
+    }
+    let name_text = args
+        .name
+        .unwrap_or_else(|| cqlbench_k8s::plan::cassandra_image_name(&version.raw, major));
+    let name =
+        cqlbench_image::ImageName::parse(&name_text).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
+    let out = cqlbench_image::check_writable(&args.out)?;
+    let binary = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("finding this cqlbench binary: {e}"))?;
+    let home = cqlbench_cluster::Home::from_env();
+    let mut progress = |line: &str| eprintln!("{line}");
+    let distribution = cqlbench_cluster::distribution::ensure(&home, &version, &mut progress)?;
+    let jdk = jdk::resolve(&home, &JdkChoice::Major(major), major, &mut progress)?;
+    let parts = cqlbench_image::CassandraParts {
+        version: &version.raw,
+        jdk_major: major,
+        lib_dir: &distribution.lib_dir,
+        jdk_home: &jdk.home,
+    };
+    let cache = home.root().join("images");
+    let written =
+        cqlbench_image::cassandra_image(&cache, &binary, &parts, &name, &out, &mut progress)?;
+    println!("{written}");
+    Ok(())
+}
+
+/// The Cassandra image's entry point: this pod's node configured from its environment, then the JVM
+/// in this process's place.
+fn node() -> Result<()> {
+    use cqlbench_cluster::pod::{PodNode, JAVA_HOME, NODE_DIR};
+    use std::os::unix::process::CommandExt;
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    let env = |name: &str| std::env::var(name).ok();
+    let node = PodNode::from_env(&env, &hostname)?;
+    let mut progress = |line: &str| eprintln!("{line}");
+    let seeds = node.seed_addresses(&hostname, &mut progress)?;
+    let args = node.prepare(std::path::Path::new(NODE_DIR), &seeds)?;
+    let java = std::path::Path::new(JAVA_HOME).join("bin/java");
+    eprintln!(
+        "cqlbench k8s node: Cassandra {} on JDK {} at {}, seeds {seeds:?}: {} {}",
+        node.version.raw,
+        node.jdk_major,
+        node.address,
+        java.display(),
+        args.join(" ")
+    );
+    let error = std::process::Command::new(&java)
+        .args(&args)
+        .current_dir(NODE_DIR)
+        .exec();
+    anyhow::bail!("starting {}: {error}", java.display())
 }
 
 fn image_load(args: ImageLoadArgs) -> Result<()> {
@@ -268,13 +387,7 @@ fn image_load(args: ImageLoadArgs) -> Result<()> {
     let cache = cqlbench_cluster::Home::from_env().root().join("images");
     let mut progress = |line: &str| eprintln!("{line}");
     let written = cqlbench_image::load_image(&cache, &binary, &name, &out, &mut progress)?;
-    println!(
-        "{}: image {} ({}), {:.1} MB",
-        written.path.display(),
-        written.name.full,
-        written.digest,
-        written.size as f64 / 1e6
-    );
+    println!("{written}");
     Ok(())
 }
 
