@@ -322,10 +322,43 @@ fn bad_archive_paths_and_names_are_refused_in_one_line_before_any_build() {
 /// Where the test's Cassandra container listens (on the host's network, loopback only).
 const NODE_ADDRESS: &str = "127.0.77.1";
 
+/// The environment `k8s render` gives the Cassandra container of examples/k8s-live.toml's ZGC
+/// configuration, as `ctr run --env` takes it: the listen address and the seed set to `address` (the
+/// pod's own name does not resolve outside Kubernetes) and no StatefulSet (the container's host name is
+/// not its pod's), everything else as rendered.
+fn rendered_node_env(address: &str) -> Vec<String> {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/k8s-live.toml");
+    let plan = cqlbench_k8s::load_plan(&example).unwrap();
+    let manifests = cqlbench_k8s::render(&plan, &cqlbench_k8s::RenderOptions::default()).unwrap();
+    let sts = manifests
+        .iter()
+        .map(|m| &m.object)
+        .find(|o| o["kind"] == "StatefulSet" && o["metadata"]["name"] == "k8s-live-2-dc1-rack1-sts")
+        .expect("the ZGC configuration's StatefulSet");
+    let container = &sts["spec"]["template"]["spec"]["containers"][0];
+    let mut env: Vec<String> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}={}",
+                e["name"].as_str().unwrap(),
+                e["value"].as_str().unwrap()
+            )
+        })
+        .filter(|e| !e.starts_with("CASSANDRA_SEEDS=") && !e.starts_with("CQLBENCH_STATEFULSET="))
+        .collect();
+    env.push(format!("CASSANDRA_SEEDS={address}"));
+    env.push(format!("CASSANDRA_LISTEN_ADDRESS={address}"));
+    env
+}
+
 /// `cqlbench k8s image cassandra` (5.0.9 on JDK 17, the defaults): imported into containerd, its entry
-/// point starts a node from the official image's environment that serves a `cqlbench run`, with the
-/// collector and heap JVM_EXTRA_OPTS and MAX_HEAP_SIZE ask for, as its own GC log on the data volume
-/// says.
+/// point starts a node from the environment `k8s render` gives the pods of examples/k8s-live.toml's
+/// ZGC configuration, in the official image's terms; the node serves a `cqlbench run`, with the
+/// collector and heap that JVM_EXTRA_OPTS and MAX_HEAP_SIZE ask for, as its own GC log on the data
+/// volume says.
 #[test]
 fn the_cassandra_image_runs_a_node_from_the_official_images_environment() {
     let work = tempfile::tempdir().unwrap();
@@ -353,24 +386,13 @@ fn the_cassandra_image_runs_a_node_from_the_official_images_environment() {
         "type=bind,src={},dst=/var/lib/cassandra,options=rbind:rw",
         data.display()
     );
-    let started = containerd.run(&[
-        "--detach",
-        "--net-host",
-        "--mount",
-        &mount,
-        "--env",
-        &format!("CASSANDRA_LISTEN_ADDRESS={NODE_ADDRESS}"),
-        "--env",
-        &format!("CASSANDRA_SEEDS={NODE_ADDRESS}"),
-        "--env",
-        "CASSANDRA_CLUSTER_NAME=image-test",
-        "--env",
-        "MAX_HEAP_SIZE=512M",
-        "--env",
-        "JVM_EXTRA_OPTS=-XX:-UseG1GC -XX:+UseZGC -Xlog:gc*,safepoint:file=/var/lib/cassandra/gc.log",
-        image,
-        "cqlbench-node-test",
-    ]);
+    let env = rendered_node_env(NODE_ADDRESS);
+    let mut args = vec!["--detach", "--net-host", "--mount", &mount];
+    for variable in &env {
+        args.extend(["--env", variable.as_str()]);
+    }
+    args.extend([image, "cqlbench-node-test"]);
+    let started = containerd.run(&args);
     assert!(started.status.success(), "{}", text(&started));
     let address: std::net::SocketAddr = format!("{NODE_ADDRESS}:9042").parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(240);
@@ -418,5 +440,6 @@ fn the_cassandra_image_runs_a_node_from_the_official_images_environment() {
         gc_log.contains("Using The Z Garbage Collector"),
         "{gc_log:.2000}"
     );
-    assert!(gc_log.contains("Max Capacity: 512M"), "{gc_log:.2000}");
+    // examples/k8s-live.toml's heap, 1G.
+    assert!(gc_log.contains("Max Capacity: 1024M"), "{gc_log:.2000}");
 }

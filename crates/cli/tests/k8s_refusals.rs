@@ -14,10 +14,9 @@ fn example() -> String {
         .to_string()
 }
 
-fn refused(args: &[&str], expected: &str) -> String {
-    // A kubeconfig pointing at a port nothing listens on: a request sent would fail differently.
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
+/// A kubeconfig pointing at a port nothing listens on, written into `dir`.
+fn unreachable_kubeconfig(dir: &Path) -> PathBuf {
+    let kubeconfig = dir.join("kubeconfig");
     std::fs::write(
         &kubeconfig,
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n\
@@ -25,6 +24,13 @@ fn refused(args: &[&str], expected: &str) -> String {
          users:\n- name: u\n  user:\n    token: t\n",
     )
     .unwrap();
+    kubeconfig
+}
+
+fn refused(args: &[&str], expected: &str) -> String {
+    // A kubeconfig pointing at a port nothing listens on: a request sent would fail differently.
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = unreachable_kubeconfig(dir.path());
     let mut command = cqlbench_command(args);
     command.env("KUBECONFIG", &kubeconfig);
     let line = one_line_error(&mut command, expected);
@@ -90,5 +96,39 @@ fn report_needs_the_collected_results() {
     refused(
         &["k8s", "report", &example(), dir.path().to_str().unwrap()],
         "no results",
+    );
+}
+
+/// A cluster that does not answer: `k8s run` and `k8s delete` say which API server, and why, in one
+/// line, before anything is written (`-o` is not created) or applied.
+#[test]
+fn a_cluster_that_does_not_answer_is_named_in_one_line_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = unreachable_kubeconfig(dir.path());
+    let kubeconfig = kubeconfig.display().to_string();
+    let out = dir.path().join("out");
+    let example = example();
+    for args in [
+        vec![
+            "k8s",
+            "run",
+            &example,
+            "-o",
+            out.to_str().unwrap(),
+            "--kubeconfig",
+            &kubeconfig,
+        ],
+        vec!["k8s", "delete", &example, "--kubeconfig", &kubeconfig],
+    ] {
+        let line = one_line_error(
+            &mut cqlbench_command(&args),
+            "the Kubernetes API server at https://127.0.0.1:1/ does not answer: ",
+        );
+        assert!(line.contains("Connection refused"), "{line}");
+    }
+    assert!(
+        !out.exists(),
+        "k8s run wrote {} before reaching the cluster",
+        out.display()
     );
 }

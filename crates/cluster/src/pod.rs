@@ -26,6 +26,8 @@ pub const JDK_ENV: &str = "CQLBENCH_JDK_MAJOR";
 /// ordinal they give its precomputed tokens (one node alone without them).
 pub const NODES_ENV: &str = "CQLBENCH_NODES";
 pub const NODE_OFFSET_ENV: &str = "CQLBENCH_NODE_OFFSET";
+/// The pod's StatefulSet: its host name is `<statefulset>-<ordinal>`.
+pub const STATEFULSET_ENV: &str = "CQLBENCH_STATEFULSET";
 /// Vnodes per node, as `cluster up` gives them.
 const TOKENS_PER_NODE: usize = 16;
 /// How long a seed's name may take to resolve (a headless Service publishes its pods' names as they
@@ -52,9 +54,13 @@ fn invalid(message: String) -> ClusterError {
     ClusterError::InvalidSpec(message)
 }
 
-/// `k8s-gc-1-dc1-rack1-sts-2` → 2: a StatefulSet pod's ordinal.
-fn ordinal(hostname: &str) -> Option<usize> {
-    hostname.rsplit_once('-')?.1.parse().ok()
+/// `k8s-gc-1-dc1-rack1-sts-2` of StatefulSet `k8s-gc-1-dc1-rack1-sts` → 2: a pod's ordinal.
+fn ordinal(hostname: &str, statefulset: &str) -> Option<usize> {
+    hostname
+        .strip_prefix(statefulset)?
+        .strip_prefix('-')?
+        .parse()
+        .ok()
 }
 
 impl PodNode {
@@ -98,7 +104,16 @@ impl PodNode {
             }
         };
         let nodes = count(NODES_ENV, 1)?;
-        let index = count(NODE_OFFSET_ENV, 0)? + ordinal(hostname).unwrap_or(0);
+        // Outside a StatefulSet (a container run by hand) the node is the first of its rack.
+        let ordinal = match get(STATEFULSET_ENV) {
+            None => 0,
+            Some(statefulset) => ordinal(hostname, &statefulset).ok_or_else(|| {
+                invalid(format!(
+                    "host name {hostname:?} is not a pod of StatefulSet {statefulset:?} ({STATEFULSET_ENV})"
+                ))
+            })?,
+        };
+        let index = count(NODE_OFFSET_ENV, 0)? + ordinal;
         if nodes == 0 || index >= nodes {
             return Err(invalid(format!(
                 "node {index} (host {hostname:?}) of {nodes}: {NODES_ENV} counts every node of the datacenter"
@@ -273,6 +288,7 @@ mod tests {
             ("JVM_EXTRA_OPTS", "-XX:-UseG1GC  -XX:+UseZGC"),
             (NODES_ENV, "3"),
             (NODE_OFFSET_ENV, "2"),
+            (STATEFULSET_ENV, "c-dc1-rack2-sts"),
         ]);
         let node = PodNode::from_env(&env, "c-dc1-rack2-sts-0").unwrap();
         assert_eq!(node.address, Ipv4Addr::new(10, 1, 0, 7));
@@ -285,16 +301,19 @@ mod tests {
             (node.datacenter.as_str(), node.rack.as_str()),
             ("east", "rack2")
         );
-        // The first rack's pod 0 is its own seed, by its name.
-        let first = PodNode::from_env(&env, "c-dc1-rack1-sts-0").unwrap();
+        // A seed named after the pod's own host name is its own address (the first rack's pod 0).
         assert_eq!(
-            first
-                .seed_addresses("c-dc1-rack1-sts-0", &mut |_| {})
+            node.seed_addresses("c-dc1-rack1-sts-0", &mut |_| {})
                 .unwrap(),
             [Ipv4Addr::new(10, 1, 0, 7)]
         );
         let beyond = PodNode::from_env(&env, "c-dc1-rack2-sts-1");
         assert!(beyond.unwrap_err().to_string().contains("node 3"));
+        let stranger = PodNode::from_env(&env, "runner-0").unwrap_err();
+        assert!(
+            stranger.to_string().contains("is not a pod of StatefulSet"),
+            "{stranger}"
+        );
         let no_image = PodNode::from_env(&env_of(&[]), "x").unwrap_err();
         assert!(no_image
             .to_string()

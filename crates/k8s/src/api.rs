@@ -36,5 +36,15 @@ pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, K8sE
             .await
             .map_err(|e| K8sError::Kube(format!("no Kubernetes configuration: {e}")))?,
     };
-    Client::try_from(config).map_err(|e| K8sError::Kube(format!("Kubernetes client: {e}")))
+    let url = config.cluster_url.to_string();
+    let client =
+        Client::try_from(config).map_err(|e| K8sError::Kube(format!("Kubernetes client: {e}")))?;
+    // Before anything is written or applied: a cluster that does not answer is one line, naming it.
+    client.apiserver_version().await.map_err(|e| {
+        K8sError::kube(
+            &format!("the Kubernetes API server at {url} does not answer"),
+            &e,
+        )
+    })?;
+    Ok(client)
 }

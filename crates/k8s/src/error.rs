@@ -42,8 +42,24 @@ impl K8sError {
     pub fn kube(what: &str, source: &kube::Error) -> K8sError {
         let message = match source {
             kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-            other => other.to_string(),
+            other => with_causes(other),
         };
         K8sError::Kube(format!("{what}: {message}").replace('\n', " "))
     }
+}
+
+/// An error and the causes under it, one after another (a connection's `client error (Connect)` says
+/// nothing until its cause, `Connection refused`, follows).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let said = next.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = next.source();
+    }
+    text
 }

@@ -156,6 +156,10 @@ fn cassandra_env(plan: &K8sPlan, index: usize, rack: &Rack) -> Result<Vec<Value>
         // does); the official image ignores them.
         env(cqlbench_cluster::pod::NODES_ENV, spec.nodes.to_string()),
         env(cqlbench_cluster::pod::NODE_OFFSET_ENV, offset.to_string()),
+        env(
+            cqlbench_cluster::pod::STATEFULSET_ENV,
+            statefulset_name(cluster, &k8s.datacenter, &rack.name),
+        ),
     ])
 }
 

@@ -179,6 +179,10 @@ fn zones_become_racks_each_its_own_statefulset_pinned_to_its_zone() {
                 "k8s-live-1-dc1-rack1-sts-0.k8s-live-1-dc1-service"
             );
             assert_eq!(env(container, "CQLBENCH_NODES"), "3");
+            assert_eq!(
+                env(container, "CQLBENCH_STATEFULSET"),
+                sts["metadata"]["name"].as_str().unwrap()
+            );
             offsets.push(env(container, "CQLBENCH_NODE_OFFSET"));
         }
     }
