@@ -187,8 +187,8 @@ fn dry_run_prints_the_matrix_and_starts_nothing() {
     }
     assert_eq!(
         (seen, k8s),
-        (4, 1),
-        "examples/ has the quick plan, the three seed plans and one Kubernetes plan"
+        (4, 2),
+        "examples/ has the quick plan, the three seed plans and two Kubernetes plans (K8ssandra, StatefulSets)"
     );
 }
 
