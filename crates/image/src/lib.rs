@@ -10,7 +10,6 @@ pub mod oci;
 mod rootfs;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 pub use name::ImageName;
 pub use oci::{RunConfig, Written};
@@ -25,29 +24,15 @@ pub enum ImageError {
         what: String,
         source: std::io::Error,
     },
-    #[error("{program}: {line}")]
-    Tool { program: String, line: String },
-    #[error("Debian packages: {0}")]
+    /// A tool that failed (`tar`, `ldconfig`, `apt-get`, `dpkg-deb`) says why in its own words.
+    #[error(transparent)]
     Debian(#[from] cqlbench_debian::DebianError),
 }
 
-/// Runs a tool to completion; a failure carries its last line of output.
-fn run_tool(command: &mut Command) -> Result<(), ImageError> {
-    let program = command.get_program().to_string_lossy().to_string();
-    let output = command.output().map_err(|source| ImageError::Io {
-        what: format!("running {program}"),
-        source,
-    })?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let line = stderr
-        .lines()
-        .rfind(|l| !l.trim().is_empty())
-        .unwrap_or("failed")
-        .to_string();
-    Err(ImageError::Tool { program, line })
+/// Maps an I/O error to what was being done.
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ImageError {
+    let what = what.into();
+    move |source| ImageError::Io { what, source }
 }
 
 /// Refuses an archive path that cannot be written before anything is built: the file is created and

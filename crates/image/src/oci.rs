@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::name::ImageName;
-use crate::ImageError;
+use crate::{io, ImageError};
 
 /// What the image runs, as the OCI image config's `config` holds it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,11 +48,6 @@ impl std::fmt::Display for Written {
             self.size as f64 / 1e6
         )
     }
-}
-
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ImageError {
-    let what = what.into();
-    move |source| ImageError::Io { what, source }
 }
 
 /// Counts and hashes what passes through to the inner writer.
@@ -103,6 +98,13 @@ fn write_blob(blobs: &Path, bytes: &[u8]) -> Result<Blob, ImageError> {
     })
 }
 
+fn tar_failed(line: &str) -> ImageError {
+    ImageError::Debian(cqlbench_debian::DebianError::Failed {
+        program: "tar".into(),
+        line: line.into(),
+    })
+}
+
 /// The root filesystem as one gzip layer: `tar` (numeric owners as they are on disk, names sorted so
 /// that the same tree gives the same layer), hashed before and after compression. Returns the layer
 /// blob and its `diff_id` (the uncompressed digest).
@@ -128,10 +130,7 @@ fn write_layer(rootfs: &Path, blobs: &Path) -> Result<(Blob, String), ImageError
         hash: Sha256::new(),
         bytes: 0,
     };
-    let mut stdout = tar.stdout.take().ok_or_else(|| ImageError::Tool {
-        program: "tar".into(),
-        line: "no output".into(),
-    })?;
+    let mut stdout = tar.stdout.take().ok_or_else(|| tar_failed("no output"))?;
     let mut buffer = vec![0u8; 1 << 20];
     loop {
         let n = stdout
@@ -147,10 +146,11 @@ fn write_layer(rootfs: &Path, blobs: &Path) -> Result<(Blob, String), ImageError
     let output = tar.wait_with_output().map_err(io("running tar"))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(ImageError::Tool {
-            program: "tar".into(),
-            line: stderr.lines().last().unwrap_or("failed").to_string(),
-        });
+        return Err(tar_failed(&cqlbench_debian::failure_line(
+            &stderr,
+            "",
+            |_| false,
+        )));
     }
     let diff_id = format!("sha256:{}", hex(uncompressed.hash));
     let mut compressed = uncompressed
@@ -211,7 +211,7 @@ pub fn write_archive(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let layout = ScratchDir::new(&parent, "layout")?;
+    let layout = scratch_dir(&parent, "layout")?;
     let blobs = layout.path().join("blobs/sha256");
     std::fs::create_dir_all(&blobs).map_err(io(format!("creating {}", blobs.display())))?;
     let (layer, diff_id) = write_layer(rootfs, &blobs)?;
@@ -257,7 +257,7 @@ pub fn write_archive(
         ".{}.partial",
         out.file_name().unwrap_or_default().to_string_lossy()
     ));
-    let archived = crate::run_tool(
+    let archived = cqlbench_debian::run(
         Command::new("tar")
             .args(["--numeric-owner", "--sort=name", "-C"])
             .arg(layout.path())
@@ -265,9 +265,8 @@ pub fn write_archive(
             .arg(&partial)
             .args(["oci-layout", "index.json", "manifest.json", "blobs"]),
     )
-    .and_then(|()| {
-        std::fs::rename(&partial, out).map_err(io(format!("writing {}", out.display())))
-    });
+    .map_err(ImageError::from)
+    .and_then(|_| std::fs::rename(&partial, out).map_err(io(format!("writing {}", out.display()))));
     if archived.is_err() {
         let _ = std::fs::remove_file(&partial);
     }
@@ -283,25 +282,12 @@ pub fn write_archive(
 
 /// A scratch directory, removed when dropped however the build ends. The layout's sits beside the
 /// archive (the same file system: the blobs are large).
-pub(crate) struct ScratchDir {
-    path: PathBuf,
-}
-
-impl ScratchDir {
-    pub(crate) fn new(parent: &Path, label: &str) -> Result<ScratchDir, ImageError> {
-        let path = parent.join(format!(".cqlbench-image-{label}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).map_err(io(format!("creating {}", path.display())))?;
-        Ok(ScratchDir { path })
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
+pub(crate) fn scratch_dir(parent: &Path, label: &str) -> Result<tempfile::TempDir, ImageError> {
+    tempfile::Builder::new()
+        .prefix(&format!(".cqlbench-image-{label}-"))
+        .tempdir_in(parent)
+        .map_err(io(format!(
+            "creating a scratch directory in {}",
+            parent.display()
+        )))
 }

@@ -7,8 +7,8 @@ use std::process::Command;
 use cqlbench_debian::{machine_mirror, unpack_all, Apt};
 
 use crate::name::ImageName;
-use crate::oci::{write_archive, RunConfig, ScratchDir, Written};
-use crate::ImageError;
+use crate::oci::{scratch_dir, write_archive, RunConfig, Written};
+use crate::{io, ImageError};
 
 /// What the load client's pods need beside the binary: the C and C++ runtimes and OpenSSL it links,
 /// CA certificates (TLS to Cassandra), and the shell, `tar` and `sleep` that `k8s run` execs in the pod
@@ -48,11 +48,6 @@ pub const CASSANDRA_PACKAGES: [&str; 14] = [
 const NONROOT: u32 = 65532;
 /// The user Cassandra runs as, as in the official image (the StatefulSets' fsGroup).
 const CASSANDRA: u32 = 999;
-
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ImageError {
-    let what = what.into();
-    move |source| ImageError::Io { what, source }
-}
 
 /// The `.deb` files of `packages` and everything they depend on, downloaded once into
 /// `cache/<codename>-<set>/` and reused.
@@ -137,7 +132,8 @@ fn finish_unpacked(root: &Path) -> Result<(), ImageError> {
     std::os::unix::fs::chown(&home, Some(NONROOT), Some(NONROOT))
         .map_err(io("giving /home/nonroot to its user"))?;
     ca_bundle(root)?;
-    crate::run_tool(Command::new("ldconfig").arg("-r").arg(root))
+    cqlbench_debian::run(Command::new("ldconfig").arg("-r").arg(root))?;
+    Ok(())
 }
 
 /// `update-ca-certificates`' result: every certificate of the package in one bundle.
@@ -177,9 +173,9 @@ fn base_rootfs(
     packages: &[&str],
     binary: &Path,
     progress: &mut dyn FnMut(&str),
-) -> Result<ScratchDir, ImageError> {
+) -> Result<tempfile::TempDir, ImageError> {
     let debs = cached_debs(cache, set, packages, progress)?;
-    let scratch = ScratchDir::new(cache, &format!("{set}-rootfs"))?;
+    let scratch = scratch_dir(cache, &format!("{set}-rootfs"))?;
     let root = scratch.path();
     progress("unpacking the root filesystem");
     unpack_all(&debs, root)?;
