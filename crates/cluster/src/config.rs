@@ -1,8 +1,9 @@
 //! cassandra.yaml and logback.xml, written per node and per version (the jars ship no `conf/`).
 
 use std::net::Ipv4Addr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::error::{IoContext, Result};
 use crate::version::CassandraVersion;
 
 /// What differs between nodes and clusters in cassandra.yaml.
@@ -22,6 +23,60 @@ pub struct NodeConfig<'a> {
     /// Seed 004's profile: small on-heap memtables, off-heap objects, tiny key cache.
     pub memtable_heap_mib: Option<u64>,
     pub key_cache_mib: Option<u64>,
+}
+
+/// A node's directories, its configuration written into `conf/`.
+pub struct NodeDir {
+    pub conf: PathBuf,
+    pub logs: PathBuf,
+    pub data: PathBuf,
+    /// The JVM option that points the node at its `cassandra-rackdc.properties`, when it has one (no
+    /// `conf/` directory is on the classpath).
+    pub rackdc_option: Option<String>,
+}
+
+/// Makes a node's directories under `dir` (conf, logs, data, triggers) and writes its cassandra.yaml,
+/// logback.xml and, with a `(datacenter, rack)` placement (which GossipingPropertyFileSnitch reads),
+/// cassandra-rackdc.properties: the same for a local node and a pod.
+pub fn write_node_dir(
+    dir: &Path,
+    node: &NodeConfig,
+    placement: Option<(&str, &str)>,
+) -> Result<NodeDir> {
+    let node_dir = NodeDir {
+        conf: dir.join("conf"),
+        logs: dir.join("logs"),
+        data: dir.join("data"),
+        rackdc_option: None,
+    };
+    for d in [
+        &node_dir.conf,
+        &node_dir.logs,
+        &node_dir.data,
+        &dir.join("triggers"),
+    ] {
+        std::fs::create_dir_all(d).context(|| format!("creating {}", d.display()))?;
+    }
+    let write = |path: PathBuf, text: String| {
+        std::fs::write(&path, text).context(|| format!("writing {}", path.display()))
+    };
+    write(node_dir.conf.join("cassandra.yaml"), cassandra_yaml(node))?;
+    write(
+        node_dir.conf.join("logback.xml"),
+        logback_xml(&node_dir.logs, node.version),
+    )?;
+    let Some((datacenter, rack)) = placement else {
+        return Ok(node_dir);
+    };
+    let rackdc = node_dir.conf.join("cassandra-rackdc.properties");
+    write(rackdc.clone(), rackdc_properties(datacenter, rack))?;
+    Ok(NodeDir {
+        rackdc_option: Some(format!(
+            "-Dcassandra-rackdc.properties=file://{}",
+            rackdc.display()
+        )),
+        ..node_dir
+    })
 }
 
 /// Renders cassandra.yaml with the version's key names (4.0 only understands `*_in_ms`, `*_in_mb`).

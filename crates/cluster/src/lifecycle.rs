@@ -335,15 +335,9 @@ struct Launcher<'a> {
 impl Launcher<'_> {
     /// Writes the node's configuration and starts its JVM; records PID and arguments in `node`.
     fn launch(&self, node: &mut NodeState) -> Result<()> {
-        let conf = node.dir.join("conf");
-        let logs = node.dir.join("logs");
-        let data = node.dir.join("data");
-        for dir in [&conf, &logs, &data, &node.dir.join("triggers")] {
-            std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
-        }
         let placement = self.spec.placement(node.index);
         let seeds = self.spec.seeds();
-        let yaml = config::cassandra_yaml(&NodeConfig {
+        let node_config = NodeConfig {
             cluster_name: &self.spec.name,
             version: self.version,
             address: node.address,
@@ -354,26 +348,14 @@ impl Launcher<'_> {
             tokens: &node.tokens,
             memtable_heap_mib: self.spec.memtable_heap_mib(),
             key_cache_mib: self.spec.key_cache_mib(),
-        });
-        write(&conf.join("cassandra.yaml"), &yaml)?;
-        write(
-            &conf.join("logback.xml"),
-            &config::logback_xml(&logs, self.version),
+        };
+        let rack = placement.as_ref().map(|p| (p.dc_name(), p.rack_name()));
+        let node_dir = config::write_node_dir(
+            &node.dir,
+            &node_config,
+            rack.as_ref().map(|(dc, rack)| (dc.as_str(), rack.as_str())),
         )?;
-        // GossipingPropertyFileSnitch reads the node's datacenter and rack from this file; the
-        // property points each JVM at its own copy (no conf/ directory is on the classpath).
-        let mut jvm_opts = Vec::new();
-        if let Some(placement) = &placement {
-            let rackdc = conf.join("cassandra-rackdc.properties");
-            write(
-                &rackdc,
-                &config::rackdc_properties(&placement.dc_name(), &placement.rack_name()),
-            )?;
-            jvm_opts.push(format!(
-                "-Dcassandra-rackdc.properties=file://{}",
-                rackdc.display()
-            ));
-        }
+        let mut jvm_opts: Vec<String> = node_dir.rackdc_option.into_iter().collect();
         jvm_opts.extend(self.spec.jvm_opts.iter().cloned());
         // Also for a state file written when the port was still the kernel's choice.
         node.jmx_port = jmx_port(node.address);
@@ -388,9 +370,9 @@ impl Launcher<'_> {
         };
         let launch = NodeLaunch {
             node_dir: &node.dir,
-            conf_dir: &conf,
-            log_dir: &logs,
-            data_dir: &data,
+            conf_dir: &node_dir.conf,
+            log_dir: &node_dir.logs,
+            data_dir: &node_dir.data,
             gc_log: &node.gc_log,
             jmx_port: node.jmx_port,
             jamm_jar: &jamm,
@@ -420,10 +402,6 @@ impl Launcher<'_> {
         )?));
         Ok(())
     }
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).context(|| format!("writing {}", path.display()))
 }
 
 fn append(path: &Path, text: &str) -> Result<()> {

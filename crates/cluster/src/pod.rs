@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, NodeConfig};
-use crate::error::{ClusterError, IoContext, Result};
+use crate::error::{ClusterError, Result};
 use crate::jvm::{self, NodeLaunch};
 use crate::version::CassandraVersion;
 
@@ -165,11 +165,7 @@ impl PodNode {
 
     /// Writes the node's configuration under `dir` and returns the JVM's arguments.
     pub fn prepare(&self, dir: &Path, seeds: &[Ipv4Addr]) -> Result<Vec<String>> {
-        let (conf, logs, data) = (dir.join("conf"), dir.join("logs"), dir.join("data"));
-        for d in [&conf, &logs, &data, &dir.join("triggers")] {
-            std::fs::create_dir_all(d).context(|| format!("creating {}", d.display()))?;
-        }
-        let yaml = config::cassandra_yaml(&NodeConfig {
+        let node = NodeConfig {
             cluster_name: &self.cluster_name,
             version: &self.version,
             address: self.address,
@@ -180,20 +176,8 @@ impl PodNode {
             tokens: &self.tokens,
             memtable_heap_mib: None,
             key_cache_mib: None,
-        });
-        let write = |path: PathBuf, text: String| {
-            std::fs::write(&path, text).context(|| format!("writing {}", path.display()))
         };
-        write(conf.join("cassandra.yaml"), yaml)?;
-        write(
-            conf.join("logback.xml"),
-            config::logback_xml(&logs, &self.version),
-        )?;
-        let rackdc = conf.join("cassandra-rackdc.properties");
-        write(
-            rackdc.clone(),
-            config::rackdc_properties(&self.datacenter, &self.rack),
-        )?;
+        let node_dir = config::write_node_dir(dir, &node, Some((&self.datacenter, &self.rack)))?;
         let distribution = crate::distribution::Distribution {
             version: self.version.clone(),
             lib_dir: PathBuf::from(CASSANDRA_LIB),
@@ -203,19 +187,16 @@ impl PodNode {
         let gc_log = dir.join("gc.log");
         let launch = NodeLaunch {
             node_dir: dir,
-            conf_dir: &conf,
-            log_dir: &logs,
-            data_dir: &data,
+            conf_dir: &node_dir.conf,
+            log_dir: &node_dir.logs,
+            data_dir: &node_dir.data,
             gc_log: &gc_log,
             // Local to the container (as on a local node, a port of its own address's).
             jmx_port: crate::spec::jmx_port(self.address),
             jamm_jar: &jamm,
             classpath: &classpath,
         };
-        let mut jvm_opts = vec![format!(
-            "-Dcassandra-rackdc.properties=file://{}",
-            rackdc.display()
-        )];
+        let mut jvm_opts: Vec<String> = node_dir.rackdc_option.into_iter().collect();
         jvm_opts.extend(self.jvm_opts.iter().cloned());
         Ok(jvm::node_args(&launch, self.jdk_major, &[], &jvm_opts))
     }
@@ -223,39 +204,46 @@ impl PodNode {
 
 /// What the host name resolves to: the pod's address (kubelet writes it into /etc/hosts).
 fn own_address(hostname: &str) -> Result<Ipv4Addr> {
-    first_ipv4(hostname).ok_or_else(|| {
+    first_ipv4(hostname).map_err(|why| {
         invalid(format!(
-            "the host name {hostname:?} resolves to no IPv4 address: set CASSANDRA_LISTEN_ADDRESS"
+            "the host name {hostname:?} resolves to no IPv4 address ({why}): set CASSANDRA_LISTEN_ADDRESS"
         ))
     })
 }
 
-fn first_ipv4(name: &str) -> Option<Ipv4Addr> {
+/// The name's first IPv4 address, or why there is none (the resolver's error, or only IPv6 addresses).
+fn first_ipv4(name: &str) -> std::result::Result<Ipv4Addr, String> {
     (name, 0)
         .to_socket_addrs()
-        .ok()?
+        .map_err(|e| e.to_string())?
         .find_map(|a| match a.ip() {
             IpAddr::V4(v4) => Some(v4),
             IpAddr::V6(_) => None,
         })
+        .ok_or_else(|| "no IPv4 address".to_string())
 }
 
+/// Waits for a seed's name to resolve (a StatefulSet's first pod is in DNS only once it runs), saying
+/// why each time the answer changes.
 fn resolve_waiting(name: &str, progress: &mut dyn FnMut(&str)) -> Result<Ipv4Addr> {
     let started = Instant::now();
-    let mut said = false;
+    let mut last_error = String::new();
     loop {
-        if let Some(address) = first_ipv4(name) {
-            return Ok(address);
-        }
+        let error = match first_ipv4(name) {
+            Ok(address) => return Ok(address),
+            Err(error) => error,
+        };
         if started.elapsed() >= SEED_RESOLUTION {
             return Err(invalid(format!(
-                "seed {name:?} did not resolve in {} s",
+                "seed {name:?} did not resolve in {} s: {error}",
                 SEED_RESOLUTION.as_secs()
             )));
         }
-        if !said {
-            progress(&format!("waiting for the seed {name:?} to resolve"));
-            said = true;
+        if error != last_error {
+            progress(&format!(
+                "waiting for the seed {name:?} to resolve: {error}"
+            ));
+            last_error = error;
         }
         std::thread::sleep(Duration::from_secs(1));
     }
