@@ -17,9 +17,9 @@ use std::time::{Duration, SystemTime};
 
 use cqlbench_results::hlog::{self, new_histogram, HlogFile, HlogKind, HlogWriter};
 use cqlbench_results::{
-    round3, ClientSummary, ErrorCounts, IntervalRow, Intervals, MergedClient, OpSummary,
-    Percentiles, PhaseSummary, ResultsError, RunStatus, Summary, Validity, WindowP99,
-    INTERVALS_FILE, INTERVAL_COLUMNS, SUMMARY_FILE,
+    read_slow_ops, round3, write_slow_ops, ClientSummary, ErrorCounts, IntervalRow, Intervals,
+    MergedClient, OpSummary, Percentiles, PhaseSummary, ResultsError, RunStatus, Summary, Validity,
+    WindowP99, INTERVALS_FILE, INTERVAL_COLUMNS, SUMMARY_FILE,
 };
 use hdrhistogram::Histogram;
 
@@ -640,12 +640,32 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<MergedRun> {
         path: csv_path,
         source,
     })?;
+    merge_slow_ops(&runs, out)?;
     summary.write(out)?;
     Ok(MergedRun {
         out: out.to_path_buf(),
         clients,
         summary,
     })
+}
+
+/// Every client's slow operations in one slow-ops.csv, in order of intended start (the clients share
+/// the measured start their times count from); none is written when no client recorded any
+/// (`--no-slow-ops`).
+fn merge_slow_ops(runs: &[ClientRun], out: &Path) -> Result<()> {
+    let mut rows = Vec::new();
+    let mut any = false;
+    for run in runs {
+        if let Ok(slow) = read_slow_ops(&run.dir) {
+            any = true;
+            rows.extend(slow);
+        }
+    }
+    if any {
+        rows.sort_by(|a, b| a.intended_s.total_cmp(&b.intended_s));
+        write_slow_ops(out, &rows)?;
+    }
+    Ok(())
 }
 
 /// One merged row of intervals.csv: its span, summed counts, operations (rate × length) and maxima.
@@ -821,6 +841,7 @@ mod tests {
     use super::*;
     use std::fs::File;
 
+    use cqlbench_results::{SlowOp, SLOW_OPS_FILE};
     use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
     use hdrhistogram::serialization::V2DeflateSerializer;
     use serde_json::{json, Value};
@@ -1098,6 +1119,42 @@ scheduled_all_ops_s,client_hiccup_max_ms";
         assert_eq!(e.lines().count(), 1, "{e}");
         assert!(!root.join("merged").exists(), "nothing written on refusal");
         e
+    }
+
+    #[test]
+    fn slow_operations_of_every_client_are_merged_in_time_order() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = three(root.path());
+        let slow = |intended: f64, latency: f64, node: &str| SlowOp {
+            intended_s: intended,
+            done_s: intended + latency / 1000.0,
+            op: "write".into(),
+            latency_ms: latency,
+            node: node.into(),
+        };
+        write_slow_ops(
+            &dirs[0],
+            &[slow(1.0, 40.0, "10.0.0.1"), slow(3.0, 50.0, "10.0.0.2")],
+        )
+        .unwrap();
+        write_slow_ops(&dirs[1], &[slow(1.0, 60.0, "10.0.0.1")]).unwrap();
+        // Client 2 ran with --no-slow-ops: no file.
+        let out = root.path().join("merged");
+        merge_runs(&dirs, &out).unwrap();
+        let merged = read_slow_ops(&out).unwrap();
+        assert_eq!(
+            merged,
+            [
+                slow(1.0, 40.0, "10.0.0.1"),
+                slow(1.0, 60.0, "10.0.0.1"),
+                slow(3.0, 50.0, "10.0.0.2")
+            ]
+        );
+        // No client with the file: none in the merge either.
+        let plain = root.path().join("plain");
+        let dirs: Vec<PathBuf> = (0..3).map(|id| write_client(&plain, id, |_| {})).collect();
+        merge_runs(&dirs, &plain.join("merged")).unwrap();
+        assert!(!plain.join("merged").join(SLOW_OPS_FILE).exists());
     }
 
     #[test]

@@ -140,7 +140,8 @@ fn number(value: Option<f64>, decimals: usize) -> String {
 }
 
 fn percent(value: Option<f64>) -> String {
-    value.map_or_else(String::new, |v| format!("{:.1} %", v * 100.0))
+    // `+ 0.0` turns a negative zero (a sum of empty overlaps) into 0, which prints without a sign.
+    value.map_or_else(String::new, |v| format!("{:.1} %", v * 100.0 + 0.0))
 }
 
 fn cell_label(cell: &Cell) -> [String; 3] {
@@ -309,6 +310,13 @@ mod tests {
     use super::*;
     use crate::cells::RateKey;
     use serde_json::Value;
+
+    #[test]
+    fn a_share_of_nothing_prints_without_a_sign() {
+        assert_eq!(percent(Some(-0.0)), "0.0 %");
+        assert_eq!(percent(Some(0.0123)), "1.2 %");
+        assert_eq!(percent(None), "");
+    }
 
     fn node(dir: &std::path::Path, name: &str, gc: Value, figures: Value) {
         let d = dir.join(name);

@@ -52,7 +52,7 @@ pub use node::{
     GC_ANALYSIS_FILE, NO_GC_LINES_NOTE, POD_FILE,
 };
 pub use probe::{Probe, ToolRecord, PROBE_FILE};
-pub use slow_ops::{read_slow_ops, SlowOp, SLOW_OPS_FILE, SLOW_OP_COLUMNS};
+pub use slow_ops::{read_slow_ops, write_slow_ops, SlowOp, SLOW_OPS_FILE, SLOW_OP_COLUMNS};
 pub use summary::{
     failures_suffix, rate_kept, rate_note, round3, Brief, ClientSummary, ErrorCounts, ErrorKind,
     Evidence, EvidenceSecond, MergedClient, NodeProcess, OpSummary, Percentiles, PhaseSummary,

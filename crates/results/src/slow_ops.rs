@@ -46,6 +46,17 @@ impl SlowOp {
     }
 }
 
+/// Writes `DIR/slow-ops.csv` with these rows (a merge of several clients' files).
+pub fn write_slow_ops(dir: &Path, rows: &[SlowOp]) -> Result<(), ResultsError> {
+    let path = dir.join(SLOW_OPS_FILE);
+    let mut text = format!("{SLOW_OP_COLUMNS}\n");
+    for row in rows {
+        text.push_str(&row.csv_line());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).map_err(ResultsError::write(&path))
+}
+
 /// Reads `DIR/slow-ops.csv`; rows that do not parse (a line cut short by a stopped run) are skipped.
 pub fn read_slow_ops(dir: &Path) -> Result<Vec<SlowOp>, ResultsError> {
     let path = dir.join(SLOW_OPS_FILE);
