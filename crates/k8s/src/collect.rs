@@ -30,6 +30,19 @@ use crate::statefulset::CASSANDRA_CONTAINER;
 
 /// The pod that reads the results volume for `exec`.
 pub const FETCH_POD: &str = "cqlbench-fetch";
+/// Written into `OUT/raw/<cluster>/` once all of a configuration's results and GC logs are there.
+const COLLECTED_MARKER: &str = "collected";
+
+/// A configuration an earlier `k8s run` into `out` carried to the end: its Jobs done and their results
+/// and its nodes' GC logs collected (so a new cluster's logs, which never saw its cells, must not replace
+/// them).
+pub fn is_collected(out: &Path, cluster: &str) -> bool {
+    out.join("raw")
+        .join(cluster)
+        .join(COLLECTED_MARKER)
+        .is_file()
+}
+
 /// How much of a GC log's start is read to find its `Using …` and heap lines.
 const GC_LOG_HEAD_BYTES: usize = 1 << 20;
 
@@ -156,7 +169,8 @@ fn capacity_bytes(text: &str) -> Option<u64> {
 }
 
 /// Checks the start of a JVM's GC log against the plan: the JVM's own `Using …` line must name the
-/// planned collector, and its `Heap Max Capacity` (JDK 15+) the planned heap. Returns the `Using` line.
+/// planned collector, and the maximum heap it states at start (JDK 15+) the planned heap. Returns the
+/// `Using` line.
 pub fn check_gc_log_head(head: &str, gc: Gc, heap_bytes: u64) -> Result<String, String> {
     let using = using_line(head).ok_or("its GC log names no collector (no `Using …` line)")?;
     let expected = format!("Using {}", gc.jvm_log_name());
@@ -165,11 +179,7 @@ pub fn check_gc_log_head(head: &str, gc: Gc, heap_bytes: u64) -> Result<String, 
             "the JVM says `{using}`, the plan asks for `{expected}`"
         ));
     }
-    let heap = head.lines().find_map(|line| {
-        line.find("Heap Max Capacity: ")
-            .map(|at| line[at + "Heap Max Capacity: ".len()..].trim().to_string())
-    });
-    if let Some(heap) = heap {
+    if let Some(heap) = max_heap_line(head) {
         match capacity_bytes(&heap) {
             Some(bytes) if bytes == heap_bytes => {}
             _ => {
@@ -180,6 +190,21 @@ pub fn check_gc_log_head(head: &str, gc: Gc, heap_bytes: u64) -> Result<String, 
         }
     }
     Ok(using.to_string())
+}
+
+/// The maximum heap a unified GC log states at start: `Heap Max Capacity: 1G` (G1, Shenandoah, Parallel,
+/// Serial) or, under `gc,init`, ZGC's `Max Capacity: 1024M` (not its `Soft Max Capacity`, nor the
+/// per-collection `GC(3) Max Capacity: 1024M(100%)`).
+fn max_heap_line(head: &str) -> Option<String> {
+    head.lines().find_map(|line| {
+        let value = |at: usize, label: &str| line[at + label.len()..].trim().to_string();
+        if let Some(at) = line.find("Heap Max Capacity: ") {
+            return Some(value(at, "Heap Max Capacity: "));
+        }
+        let at = line.find("] Max Capacity: ")?;
+        line.contains("[gc,init]")
+            .then(|| value(at, "] Max Capacity: "))
+    })
 }
 
 /// `Using G1` from a unified GC log's start (not a collection's `Using 2 workers of 2`).
@@ -372,6 +397,9 @@ pub async fn collect_config(
             logs.len() / 1024
         ));
     }
+    let marker = raw.join(cluster).join(COLLECTED_MARKER);
+    std::fs::write(&marker, "results and GC logs collected\n")
+        .map_err(io_error(format!("writing {}", marker.display())))?;
     Ok(())
 }
 
@@ -542,13 +570,11 @@ mod tests {
             ("c5.0.9-jdk17-g1.log", Gc::G1),
             ("c5.0.9-jdk17-shenandoah.log", Gc::Shenandoah),
             ("c5.0.9-jdk25-g1.log", Gc::G1),
+            ("c5.0.9-jdk17-zgc.log", Gc::Zgc),
         ] {
             let head = fixture(name);
-            let heap_line = head
-                .lines()
-                .find_map(|l| l.split("Heap Max Capacity: ").nth(1))
-                .unwrap_or_else(|| panic!("{name} has a Heap Max Capacity line"));
-            let heap = capacity_bytes(heap_line).unwrap();
+            // Each of these nodes ran with a 512 MB heap (the fixtures' cluster up).
+            let heap = 512 << 20;
             let using = check_gc_log_head(&head, gc, heap).unwrap();
             assert_eq!(using, format!("Using {}", gc.jvm_log_name()), "{name}");
             let wrong = if gc == Gc::G1 { Gc::Zgc } else { Gc::G1 };

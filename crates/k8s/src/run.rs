@@ -613,6 +613,17 @@ impl Runner<'_> {
                 "no datacenter rendered for {cluster_name}"
             )));
         }
+        if let Some(jobs) = self.collected_earlier(cluster_name, cells) {
+            (self.progress)(&format!(
+                "configuration {} of {}: {}: done and collected by an earlier run, skipped",
+                index + 1,
+                plan.plan.configs.len(),
+                config.name
+            ));
+            // That run may have ended before it deleted the datacenter.
+            self.delete_datacenter(&datacenter, cluster_name).await?;
+            return Ok(jobs);
+        }
         (self.progress)(&format!(
             "configuration {} of {}: {} ({})",
             index + 1,
@@ -658,15 +669,50 @@ impl Runner<'_> {
             .await?;
         }
         if !options.keep_clusters {
-            for object in datacenter.iter().rev() {
-                delete_cluster(client, object, options, self.progress).await?;
-            }
-            if plan.k8s.backend == Backend::StatefulSet {
-                wait_pods_and_volumes_gone(client, plan, cluster_name, options, self.progress)
-                    .await?;
-            }
+            self.delete_datacenter(&datacenter, cluster_name).await?;
         }
         Ok(jobs)
+    }
+
+    /// A configuration's Jobs as an earlier run into the same directory left them, when it carried the
+    /// configuration to the end (results and GC logs collected, every Job's briefs written).
+    fn collected_earlier(&self, cluster: &str, cells: &[Cell]) -> Option<Vec<JobOutcome>> {
+        let raw = self.options.out.join("raw").join(cluster);
+        if self.options.collect != Collect::Exec
+            || !crate::collect::is_collected(&self.options.out, cluster)
+        {
+            return None;
+        }
+        cells
+            .iter()
+            .map(|cell| {
+                let briefs = JobBriefs::read(&raw.join(&cell.name)).ok()?;
+                Some(JobOutcome {
+                    job: briefs.job,
+                    rate: briefs.rate,
+                    briefs: briefs.briefs,
+                    achieved_rate: briefs.achieved_rate,
+                    created: false,
+                })
+            })
+            .collect()
+    }
+
+    /// Deletes a configuration's datacenter, last object first; with StatefulSets, waits until its pods
+    /// and volumes are gone too.
+    async fn delete_datacenter(
+        &mut self,
+        datacenter: &[&Value],
+        cluster: &str,
+    ) -> Result<(), K8sError> {
+        let (client, plan, options) = (self.client, self.plan, self.options);
+        for object in datacenter.iter().rev() {
+            delete_cluster(client, object, options, self.progress).await?;
+        }
+        if plan.k8s.backend == Backend::StatefulSet {
+            wait_pods_and_volumes_gone(client, plan, cluster, options, self.progress).await?;
+        }
+        Ok(())
     }
 }
 
