@@ -38,6 +38,9 @@ APISERVER_BIN="$CACHE/bin/kube-apiserver"
 KUBECTL_BIN="$CACHE/bin/kubectl"
 CRD_FILE="$CACHE/crd/k8ssandra.io_k8ssandraclusters.yaml"
 PODMONITOR_CRD_FILE="$CACHE/crd/monitoring.coreos.com_podmonitors.yaml"
+# scripts/k8s-live.sh adds kube-apiserver flags and certificates of its own through these.
+APISERVER_EXTRA_ARGS=()
+CERTS_HOOK=""
 
 fetch_etcd() {
   [[ -x "$ETCD_BIN" ]] && return 0
@@ -59,22 +62,27 @@ fetch_etcd() {
   log "etcd: $("$ETCD_BIN" --version | head -1)"
 }
 
-fetch_kube() {
-  [[ -x "$APISERVER_BIN" && -x "$KUBECTL_BIN" ]] && return 0
-  command -v go >/dev/null || die "go is needed to build kube-apiserver and kubectl"
-  local mod="$CACHE/build"
-  mkdir -p "$mod" "$CACHE/bin"
-  local start=$SECONDS
+# kube_module DIR CMD...: a scratch Go module in DIR that requires k8s.io/kubernetes v$K8S_VERSION (its
+# staging modules pinned at their published v0 versions) and imports k8s.io/kubernetes/cmd/CMD for each
+# CMD, tidied (which downloads the dependencies). Kept between runs: a tidied module is not redone.
+kube_module() {
+  local mod="$1"
+  shift
+  [[ -s "$mod/go.sum" && -f "$mod/.tidy" ]] && return 0
+  command -v go >/dev/null || die "go is needed to build Kubernetes v$K8S_VERSION"
+  mkdir -p "$mod"
   log "resolving k8s.io/kubernetes v$K8S_VERSION (Go module)"
   local kdir
   kdir="$(cd "$mod" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [[ -n "$kdir" && -f "$kdir/go.mod" ]] || die "could not download k8s.io/kubernetes v$K8S_VERSION"
-  # Each staging module (k8s.io/X => ./staging/src/k8s.io/X in kubernetes' own go.mod) at its published v0 version.
+  # Each staging module (k8s.io/X => ./staging/src/k8s.io/X in kubernetes' own go.mod) at its published v0
+  # version; k8s.io/endpointslice v0.32.13 is refused by the module proxy, so it takes the release before.
   local staging
   staging="$(sed -n 's|^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*|\1|p' "$kdir/go.mod" | sort -u)"
   [[ -n "$staging" ]] || die "no staging modules found in $kdir/go.mod"
   log "$(echo "$staging" | wc -l) staging modules pinned at v0.${K8S_VERSION#1.}"
+  local patch="${K8S_VERSION##*.}"
   {
     echo "module cqlbench.invalid/k8sbin"
     echo
@@ -84,37 +92,54 @@ fetch_kube() {
     echo
     echo "replace ("
     local m
-    for m in $staging; do echo "	$m => $m v0.${K8S_VERSION#1.}"; done
+    for m in $staging; do
+      if [[ "$m" == k8s.io/endpointslice ]]; then
+        echo "	$m => $m v0.${K8S_VERSION#1.}" | sed "s/\.$patch\$/.$((patch - 1))/"
+      else
+        echo "	$m => $m v0.${K8S_VERSION#1.}"
+      fi
+    done
     echo ")"
   } >"$mod/go.mod"
-  cat >"$mod/tools.go" <<'EOF'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-EOF
+  {
+    echo "//go:build tools"
+    echo
+    echo "package tools"
+    echo
+    echo "import ("
+    local c
+    for c in "$@"; do echo "	_ \"k8s.io/kubernetes/cmd/$c\""; done
+    echo ")"
+  } >"$mod/tools.go"
   log "go mod tidy (downloads the dependencies)"
   # -e: the proxy refuses k8s.io/cri-client and k8s.io/csi-translation-lib v0.32.13, which only tests of
   # dependencies import; the binaries do not need them.
   (cd "$mod" && go mod tidy -e 2>&1 | grep -v '^go: downloading' >&2 || true)
   [[ -s "$mod/go.sum" ]] || die "go mod tidy wrote no go.sum"
-  # The version the binaries report (a module build has no git tree to take it from).
-  local v=k8s.io/component-base/version minor="${K8S_VERSION#1.}"
+  touch "$mod/.tidy"
+}
+
+# build_kube_command MODULE_DIR CMD: k8s.io/kubernetes/cmd/CMD into $CACHE/bin/CMD, reporting the version it
+# is (a module build has no git tree to take it from).
+build_kube_command() {
+  local mod="$1" cmd="$2"
+  [[ -x "$CACHE/bin/$cmd" ]] && return 0
+  mkdir -p "$CACHE/bin"
+  local v=k8s.io/component-base/version minor="${K8S_VERSION#1.}" start=$SECONDS
   local ldflags="-s -w -X $v.gitVersion=v$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=${minor%%.*}"
   ldflags+=" -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
-  log "building kube-apiserver v$K8S_VERSION (several minutes on 2 cores)"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/kube-apiserver.tmp" \
-    k8s.io/kubernetes/cmd/kube-apiserver >&2) || die "building kube-apiserver failed"
-  mv "$CACHE/bin/kube-apiserver.tmp" "$APISERVER_BIN"
-  log "kube-apiserver built after $((SECONDS - start)) s; building kubectl v$K8S_VERSION"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/kubectl.tmp" \
-    k8s.io/kubernetes/cmd/kubectl >&2) || die "building kubectl failed"
-  mv "$CACHE/bin/kubectl.tmp" "$KUBECTL_BIN"
-  log "kube-apiserver and kubectl built in $((SECONDS - start)) s"
+  log "building $cmd v$K8S_VERSION (minutes on 2 cores)"
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/$cmd.tmp" \
+    "k8s.io/kubernetes/cmd/$cmd" >&2) || die "building $cmd failed"
+  mv "$CACHE/bin/$cmd.tmp" "$CACHE/bin/$cmd"
+  log "$cmd built in $((SECONDS - start)) s"
+}
+
+fetch_kube() {
+  [[ -x "$APISERVER_BIN" && -x "$KUBECTL_BIN" ]] && return 0
+  kube_module "$CACHE/build" kube-apiserver kubectl
+  build_kube_command "$CACHE/build" kube-apiserver
+  build_kube_command "$CACHE/build" kubectl
 }
 
 # fetch_module_file MODULE@VERSION PATH DEST: one file of a Go module (downloaded through the Go module
@@ -245,6 +270,7 @@ start() {
     fi
   done
   certs "$dir"
+  [[ -z "$CERTS_HOOK" ]] || "$CERTS_HOOK" "$dir"
   log "starting etcd on 127.0.0.1:$ETCD_PORT"
   setsid "$ETCD_BIN" --name cqlbench-test --data-dir "$dir/etcd-data" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -261,7 +287,7 @@ start() {
     --client-ca-file "$dir/ca.crt" --token-auth-file "$dir/tokens.csv" \
     --service-account-issuer https://kubernetes.default.svc \
     --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
-    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
+    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC "${APISERVER_EXTRA_ARGS[@]}" \
     >"$dir/apiserver.log" 2>&1 </dev/null &
   echo "$! $(start_ticks $!)" >"$dir/apiserver.pid"
   local kc=("$KUBECTL_BIN" --kubeconfig "$dir/kubeconfig")
@@ -312,6 +338,8 @@ stop() {
   done
 }
 
+# scripts/k8s-live.sh sources this file for its functions; only a direct call runs a command.
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
 case "${1:-}" in
 fetch) fetch ;;
 start) [[ $# == 2 ]] || die "usage: $0 start DIR" && start "$2" ;;

@@ -48,7 +48,10 @@ fi
 # cost 20 s). Its first fetch, about 3.5 min of both cores, runs in the test itself: beside the build,
 # even at idle priority (SCHED_IDLE), it made the build slower by more than it saved on this machine
 # (fresh machine: 12 and 13.5 min to the first test instead of 11).
-features=(--features cqlbench/k8s-apiserver-tests)
+# The live suite (k8s_live: scripts/k8s-live.sh starts a single-node Kubernetes with kubelet, containerd and
+# CoreDNS, as root; its builds are cached beside the API server's) carries `cqlbench k8s run
+# examples/k8s-live.toml` end to end on it, behind the k8s-live-tests feature for the same reason.
+features=(--features cqlbench/k8s-apiserver-tests,cqlbench/k8s-live-tests)
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release "${features[@]}" -- -D warnings
 cargo test --workspace --release "${features[@]}" -- --test-threads "${CQLBENCH_TEST_THREADS:-2}"

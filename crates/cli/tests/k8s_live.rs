@@ -1,0 +1,355 @@
+//! `cqlbench k8s run` on a live single-node Kubernetes (scripts/k8s-live.sh: the control plane, a kubelet
+//! on Debian's containerd and runc, CoreDNS and local-path-provisioner, built and cached once), with the
+//! images cqlbench builds itself loaded into the cluster's containerd: examples/k8s-live.toml end to end
+//! (a run killed during a Job and run again), `k8s delete`, and a teardown that leaves the machine as it
+//! found it.
+
+mod run_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use run_support::{signal, Progress};
+
+const NAMESPACE: &str = "cqlbench";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// What a live cluster may change on this machine, read without the script's help: kernel settings,
+/// network interfaces, mount points, the directories kubelet and containerd make, the pods' cgroups,
+/// and processes that name the cluster's directory.
+#[derive(Debug, PartialEq)]
+struct HostState {
+    sysctls: BTreeMap<String, String>,
+    interfaces: Vec<String>,
+    mounts: Vec<String>,
+    host_dirs: Vec<String>,
+    cgroups: Vec<String>,
+    processes: Vec<String>,
+}
+
+impl HostState {
+    fn now(cluster_dir: &Path) -> HostState {
+        let sysctls = [
+            "vm/overcommit_memory",
+            "vm/panic_on_oom",
+            "kernel/panic",
+            "kernel/panic_on_oops",
+            "kernel/keys/root_maxkeys",
+            "kernel/keys/root_maxbytes",
+            "net/ipv4/ip_forward",
+        ]
+        .iter()
+        .map(|key| {
+            let value = std::fs::read_to_string(Path::new("/proc/sys").join(key)).unwrap();
+            (key.to_string(), value.trim().to_string())
+        })
+        .collect();
+        let mut interfaces: Vec<String> = std::fs::read_dir("/sys/class/net")
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        interfaces.sort();
+        let mut mounts: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .map(|l| l.split(' ').nth(4).unwrap_or_default().to_string())
+            .collect();
+        mounts.sort();
+        let host_dirs = [
+            "/var/lib/kubelet",
+            "/var/log/pods",
+            "/var/log/containers",
+            "/run/containerd",
+            "/var/lib/cni",
+            "/opt/containerd",
+            "/var/run/netns",
+        ]
+        .iter()
+        .filter(|d| Path::new(d).exists())
+        .map(|d| d.to_string())
+        .collect();
+        let mut cgroups: Vec<String> = std::fs::read_dir("/sys/fs/cgroup")
+            .unwrap()
+            .map(|e| e.unwrap().path().join("kubepods"))
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        cgroups.sort();
+        let needle = cluster_dir.display().to_string();
+        let mut processes: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                let cmdline = std::fs::read(path.join("cmdline")).ok()?;
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                cmdline.contains(&needle).then_some(cmdline)
+            })
+            .collect();
+        processes.sort();
+        HostState {
+            sysctls,
+            interfaces,
+            mounts,
+            host_dirs,
+            cgroups,
+            processes,
+        }
+    }
+}
+
+/// The live cluster, stopped by the script however the test ends.
+struct Live {
+    dir: PathBuf,
+    stopped: bool,
+}
+
+impl Live {
+    fn script() -> PathBuf {
+        repo().join("scripts/k8s-live.sh")
+    }
+
+    fn start(dir: &Path) -> Live {
+        let started = std::time::Instant::now();
+        let live = Live {
+            dir: dir.to_path_buf(),
+            stopped: false,
+        };
+        // Progress (downloads, the Go builds on a fresh machine) goes straight to the test's stderr.
+        let status = Command::new(Live::script())
+            .arg("start")
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "scripts/k8s-live.sh start failed: {status}"
+        );
+        eprintln!(
+            "k8s_live: cluster ready after {:.1} s (including any build)",
+            started.elapsed().as_secs_f64()
+        );
+        live
+    }
+
+    fn kubeconfig(&self) -> String {
+        self.dir.join("kubeconfig").display().to_string()
+    }
+
+    fn load(&self, archives: &[&Path]) {
+        let status = Command::new(Live::script())
+            .arg("load")
+            .arg(&self.dir)
+            .args(archives)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "scripts/k8s-live.sh load failed: {status}"
+        );
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        let kubectl = cqlbench_cluster::Home::from_env()
+            .root()
+            .join("k8s/bin/kubectl");
+        Command::new(kubectl)
+            .args(["--kubeconfig", &self.kubeconfig()])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn stop(&mut self) -> std::io::Result<Output> {
+        self.stopped = true;
+        Command::new(Live::script())
+            .arg("stop")
+            .arg(&self.dir)
+            .output()
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if !self.stopped {
+            match self.stop() {
+                Ok(out) => eprintln!("k8s_live: stopped after a failure: {}", text(&out)),
+                Err(e) => eprintln!("k8s_live: could not run scripts/k8s-live.sh stop: {e}"),
+            }
+        }
+    }
+}
+
+fn cqlbench_ok(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cqlbench {args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn k8s_run(plan: &Path, out: &Path, kubeconfig: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_cqlbench"))
+        .args(["k8s", "run"])
+        .arg(plan)
+        .arg("-o")
+        .arg(out)
+        // Pods start in seconds here; the default minute is for clusters that pull images.
+        .args([
+            "--kubeconfig",
+            kubeconfig,
+            "--start-delay",
+            "10s",
+            "--poll",
+            "1s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Every GC log collected for a configuration, with its contents.
+fn collected_gc_logs(out: &Path, cluster: &str) -> BTreeMap<PathBuf, Vec<u8>> {
+    let nodes = out.join("raw").join(cluster).join("nodes");
+    let mut logs = BTreeMap::new();
+    for pod in std::fs::read_dir(&nodes).unwrap() {
+        for file in std::fs::read_dir(pod.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("gc.log")
+            {
+                logs.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    assert!(
+        !logs.is_empty(),
+        "no GC log collected in {}",
+        nodes.display()
+    );
+    logs
+}
+
+#[test]
+fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let cluster_dir = work.path().join("cluster");
+    let before = HostState::now(&cluster_dir);
+    let mut live = Live::start(&cluster_dir);
+
+    // Both images as the README builds them (the defaults carry examples/k8s-live.toml's names), loaded
+    // into the cluster's containerd.
+    let load_image = work.path().join("cqlbench-load.tar");
+    let cassandra_image = work.path().join("cassandra.tar");
+    cqlbench_ok(&["k8s", "image", "load", "-o", load_image.to_str().unwrap()]);
+    cqlbench_ok(&[
+        "k8s",
+        "image",
+        "cassandra",
+        "-o",
+        cassandra_image.to_str().unwrap(),
+    ]);
+    live.load(&[&load_image, &cassandra_image]);
+
+    let plan = repo().join("examples/k8s-live.toml");
+    let out = work.path().join("results");
+    let kubeconfig = live.kubeconfig();
+
+    // Killed while the second configuration's first Job runs...
+    let mut first = k8s_run(&plan, &out, &kubeconfig);
+    let mut progress = Progress::of(&mut first);
+    progress.wait_for("configuration 2 of 2");
+    progress.wait_for_all(&["Job ", ": created"]);
+    signal(&first, libc::SIGKILL);
+    first.wait().unwrap();
+    let seen = progress.rest();
+    let collected = collected_clusters(&out);
+    assert_eq!(collected.len(), 1, "{seen}");
+    let first_cluster = &collected[0];
+    let first_logs = collected_gc_logs(&out, first_cluster);
+    for needle in ["the JVM runs G1, heap as planned", "collected pod"] {
+        assert!(seen.contains(needle), "{needle} not in\n{seen}");
+    }
+
+    // ... and run again: the first configuration is not run again (its GC logs stay those of the JVM that
+    // served its cells), the second goes on from its running Job.
+    let mut second = k8s_run(&plan, &out, &kubeconfig);
+    let mut progress = Progress::of(&mut second);
+    let skipped = progress.wait_for("configuration 1 of 2");
+    assert!(
+        skipped.contains("done and collected by an earlier run, skipped"),
+        "{skipped}"
+    );
+    let status = second.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(second.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let seen = progress.rest();
+    assert!(status.success(), "{seen}\n{stdout}");
+    assert!(
+        seen.contains("already running, waiting for it")
+            || seen.contains("complete from an earlier run, kept"),
+        "the killed run's Job was not taken over:\n{seen}"
+    );
+    assert!(
+        seen.contains("the JVM runs The Z Garbage Collector, heap as planned"),
+        "{seen}"
+    );
+    assert_eq!(collected_gc_logs(&out, first_cluster), first_logs);
+
+    // The report is a local campaign's: the seed tables, the GC table, client tails against GC pauses.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for heading in ["## Throughput", "## Writes Average p99", "## Max p99"] {
+        assert!(report.contains(heading), "{heading} not in\n{report}");
+    }
+    for config in ["G1 jdk17", "ZGC jdk17"] {
+        assert!(report.contains(config), "{config} not in\n{report}");
+    }
+    assert!(out.join("report.html").is_file());
+
+    // `k8s delete` leaves no object of the plan.
+    cqlbench_ok(&[
+        "k8s",
+        "delete",
+        plan.to_str().unwrap(),
+        "--kubeconfig",
+        &kubeconfig,
+    ]);
+    let left = live.kubectl(&["get", "all,pvc,configmap", "-n", NAMESPACE, "-o", "name"]);
+    let left = String::from_utf8_lossy(&left.stdout).into_owned();
+    assert!(
+        left.lines().all(|l| l == "configmap/kube-root-ca.crt"),
+        "left by k8s delete: {left}"
+    );
+
+    let stopped = live.stop().unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped));
+    assert_eq!(HostState::now(&cluster_dir), before);
+}
+
+/// The configurations an earlier run carried to the end (their results and GC logs collected).
+fn collected_clusters(out: &Path) -> Vec<String> {
+    let mut clusters: Vec<String> = std::fs::read_dir(out.join("raw"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|dir| dir.join("collected").is_file())
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    clusters.sort();
+    clusters
+}
