@@ -892,7 +892,8 @@ fn easy_cass_stress_workloads_run_by_name(host: &str, dir: &Path) {
     }
 
     // LWT carries each key's value from one update to the next: every applied update added one,
-    // and most updates apply (without the carried value almost none would).
+    // and most updates apply (without the carried value almost none would). One operation in flight,
+    // so that no two updates of a key race (how many would is a matter of the machine's speed).
     let out = dir.join("ecs-lwt-state");
     cqlbench_ok(&[
         "run",
@@ -902,10 +903,14 @@ fn easy_cass_stress_workloads_run_by_name(host: &str, dir: &Path) {
         "--keyspace",
         "ecs_lwt",
         "--drop",
+        "-t",
+        "1",
+        "-c",
+        "1",
         "-n",
-        "2000",
+        "600",
         "--rate",
-        "1000",
+        "200",
         "--workload.partitions=50",
         "-o",
         out.to_str().unwrap(),
