@@ -42,19 +42,27 @@ PODMONITOR_CRD_FILE="$CACHE/crd/monitoring.coreos.com_podmonitors.yaml"
 APISERVER_EXTRA_ARGS=()
 CERTS_HOOK=""
 
+# apt_unpack DIR PACKAGE...: Debian's .deb files of the packages downloaded into DIR and unpacked (never
+# installed) into DIR/root.
+apt_unpack() {
+  local dir="$1" deb
+  shift
+  if ! (cd "$dir" && apt-get download -q "$@" >&2); then
+    # A fresh machine may have no package lists yet.
+    log "apt-get download failed; updating the package lists once"
+    apt-get update -qq >&2 || true
+    (cd "$dir" && apt-get download -q "$@" >&2) || die "apt-get download $* failed"
+  fi
+  mkdir -p "$dir/root"
+  for deb in "$dir"/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+}
+
 fetch_etcd() {
   [[ -x "$ETCD_BIN" ]] && return 0
   log "downloading Debian's etcd-server package"
   local tmp
   tmp="$(mktemp -d "$CACHE/etcd-dl.XXXXXX")"
-  if ! (cd "$tmp" && apt-get download -q etcd-server >&2); then
-    # A fresh machine may have no package lists yet.
-    log "apt-get download failed; updating the package lists once"
-    apt-get update -qq >&2 || true
-    (cd "$tmp" && apt-get download -q etcd-server >&2) || die "apt-get download etcd-server failed"
-  fi
-  mkdir -p "$tmp/root"
-  dpkg-deb -x "$tmp"/etcd-server_*.deb "$tmp/root"
+  apt_unpack "$tmp" etcd-server
   [[ -x "$tmp/root/usr/bin/etcd" ]] || die "etcd-server package holds no usr/bin/etcd"
   rm -rf "$CACHE/etcd"
   mv "$tmp/root" "$CACHE/etcd"

@@ -86,14 +86,7 @@ fetch_debs() {
   log "downloading Debian's ${DEBS[*]}"
   local tmp
   tmp="$(mktemp -d "$CACHE/live-debs.XXXXXX")"
-  if ! (cd "$tmp" && apt-get download -q "${DEBS[@]}" >&2); then
-    log "apt-get download failed; updating the package lists once"
-    apt-get update -qq >&2 || true
-    (cd "$tmp" && apt-get download -q "${DEBS[@]}" >&2) || die "apt-get download ${DEBS[*]} failed"
-  fi
-  mkdir -p "$tmp/root"
-  local deb
-  for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
+  apt_unpack "$tmp" "${DEBS[@]}"
   local tool
   for tool in usr/bin/containerd usr/sbin/runc usr/lib/cni/bridge usr/sbin/xtables-nft-multi bin/busybox; do
     [[ -x "$tmp/root/$tool" ]] || die "the Debian packages hold no $tool"
