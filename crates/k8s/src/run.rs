@@ -668,9 +668,7 @@ impl Runner<'_> {
             )
             .await?;
         }
-        if !options.keep_clusters {
-            self.delete_datacenter(&datacenter, cluster_name).await?;
-        }
+        self.delete_datacenter(&datacenter, cluster_name).await?;
         Ok(jobs)
     }
 
@@ -698,14 +696,17 @@ impl Runner<'_> {
             .collect()
     }
 
-    /// Deletes a configuration's datacenter, last object first; with StatefulSets, waits until its pods
-    /// and volumes are gone too.
+    /// Deletes a configuration's datacenter, last object first (unless `--keep-clusters`); with
+    /// StatefulSets, waits until its pods and volumes are gone too.
     async fn delete_datacenter(
         &mut self,
         datacenter: &[&Value],
         cluster: &str,
     ) -> Result<(), K8sError> {
         let (client, plan, options) = (self.client, self.plan, self.options);
+        if options.keep_clusters {
+            return Ok(());
+        }
         for object in datacenter.iter().rev() {
             delete_cluster(client, object, options, self.progress).await?;
         }
