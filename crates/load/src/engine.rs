@@ -175,6 +175,7 @@ struct Totals {
     warmup: Vec<OpStats>,
     hiccup: Histogram<u64>,
     send_gaps: Histogram<u64>,
+    release_lateness: Histogram<u64>,
     concurrency_limited: u64,
     reprepared: u64,
     last_measured_done: Option<Instant>,
@@ -192,6 +193,7 @@ impl Totals {
             warmup: vec![OpStats::default(); ops],
             hiccup: new_histogram(),
             send_gaps: new_histogram(),
+            release_lateness: new_histogram(),
             concurrency_limited: 0,
             reprepared: 0,
             last_measured_done: None,
@@ -786,6 +788,7 @@ impl<'a> Reporter<'a> {
         let hiccup_max_ms = interval.lateness.max() as f64 / 1000.0;
         let _ = self.totals.hiccup.add(&interval.lateness);
         let _ = self.totals.send_gaps.add(&interval.send_gaps);
+        let _ = self.totals.release_lateness.add(&interval.release_lateness);
         self.write_rows(&mut interval, now, finished, hiccup_max_ms)?;
         let measure_start = self.plan.measure_start;
         absorb(&mut self.totals, &interval, measure_start, now);
@@ -1200,6 +1203,7 @@ impl Totals {
         ClientSummary {
             hiccup_ms: Percentiles::of(&self.hiccup),
             send_gap_ms: Percentiles::of(&self.send_gaps),
+            release_lateness_ms: Percentiles::of(&self.release_lateness),
             concurrency_limited_ops: self.concurrency_limited,
             reprepared_ops: self.reprepared,
             scheduled_ops: base.scheduled,

@@ -131,6 +131,9 @@ pub struct IntervalRecorder {
     /// Time between one release of operations and the next on the same thread (rate mode): how the
     /// sends are really spaced (`--tick`).
     pub send_gaps: Histogram<u64>,
+    /// How late each of those releases went out after its first operation was due: a send gap
+    /// differs from the spacing the tick sets by at most the lateness of the releases around it.
+    pub release_lateness: Histogram<u64>,
     /// Successful measured operations at or above this latency (µs, per operation type) are kept in
     /// `slow`; `u64::MAX` keeps none. The engine lowers it below the running p99 at every tick.
     pub slow_threshold_us: Vec<u64>,
@@ -148,6 +151,7 @@ impl IntervalRecorder {
             last_done: None,
             lateness: new_histogram(),
             send_gaps: new_histogram(),
+            release_lateness: new_histogram(),
             slow_threshold_us: vec![u64::MAX; ops],
             slow: Vec::new(),
         }
@@ -226,6 +230,8 @@ impl IntervalRecorder {
         self.lateness.reset();
         let _ = into.send_gaps.add(&self.send_gaps);
         self.send_gaps.reset();
+        let _ = into.release_lateness.add(&self.release_lateness);
+        self.release_lateness.reset();
         into.slow.append(&mut self.slow);
     }
 }

@@ -845,6 +845,7 @@ struct Tally {
     released: [Vec<u64>; 2],
     concurrency_limited: u64,
     send_gaps: Vec<u64>,
+    release_lateness: Vec<u64>,
 }
 
 impl Tally {
@@ -853,6 +854,7 @@ impl Tally {
             released: [vec![0; ops], vec![0; ops]],
             concurrency_limited: 0,
             send_gaps: Vec::new(),
+            release_lateness: Vec::new(),
         }
     }
 }
@@ -875,6 +877,8 @@ struct Released {
     /// Unthrottled and no node reachable: wait for a reconnection.
     no_connection: bool,
     sent_any: bool,
+    /// When the first operation this pass sent was due (rate mode).
+    first_due: Option<Instant>,
 }
 
 /// One client thread's loop over its share of a phase: releases what is due, reads responses and
@@ -1024,7 +1028,12 @@ where
                 break;
             }
             match self.release(now, relative, intended, was_blocked) {
-                Ok(sent) => done.sent_any |= sent,
+                Ok(sent) => {
+                    if sent && !done.sent_any {
+                        done.first_due = intended;
+                    }
+                    done.sent_any |= sent;
+                }
                 Err(()) => {
                     done.no_connection = true;
                     break;
@@ -1109,7 +1118,8 @@ where
             if !stopping && !self.exhausted {
                 released = self.release_due(now, interval_nanos);
             }
-            if released.sent_any && interval_nanos.is_some() {
+            if let (true, Some(due)) = (released.sent_any, released.first_due) {
+                self.tally.release_lateness.push(micros_between(due, now));
                 if let Some(previous) = self.last_release.replace(now) {
                     self.tally.send_gaps.push(micros_between(previous, now));
                 }
@@ -1289,6 +1299,7 @@ fn record(
     let nothing_counted = tally.released.iter().flatten().all(|&n| n == 0)
         && tally.concurrency_limited == 0
         && tally.send_gaps.is_empty()
+        && tally.release_lateness.is_empty()
         && reprepared == 0;
     if completed.is_empty() && nothing_counted {
         return;
@@ -1312,6 +1323,9 @@ fn record(
     r.reprepared += reprepared;
     for gap in tally.send_gaps.drain(..) {
         let _ = r.send_gaps.record(gap);
+    }
+    for lateness in tally.release_lateness.drain(..) {
+        let _ = r.release_lateness.record(lateness);
     }
 }
 

@@ -429,6 +429,7 @@ fn merged_client(runs: &[ClientRun]) -> ClientSummary {
     ClientSummary {
         hiccup_ms: Percentiles::worst(clients.iter().map(|c| &c.hiccup_ms)),
         send_gap_ms: Percentiles::worst(clients.iter().map(|c| &c.send_gap_ms)),
+        release_lateness_ms: Percentiles::worst(clients.iter().map(|c| &c.release_lateness_ms)),
         concurrency_limited_ops: sum(runs, |s| s.client.concurrency_limited_ops),
         reprepared_ops: sum(runs, |s| s.client.reprepared_ops),
         scheduled_ops: clients.iter().map(|c| c.scheduled_ops).sum::<Option<u64>>(),

@@ -82,6 +82,7 @@ fn full_summary() -> Summary {
         client: ClientSummary {
             hiccup_ms: percentiles(0.01),
             send_gap_ms: Percentiles::NONE,
+            release_lateness_ms: Percentiles::NONE,
             concurrency_limited_ops: 1,
             reprepared_ops: 2,
             scheduled_ops: Some(1007),
