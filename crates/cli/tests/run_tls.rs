@@ -13,7 +13,8 @@ use std::process::Command;
 
 use cqlbench_cluster::{ClusterSpec, Home};
 use run_support::{
-    assert_rate_facts, cqlbench_command, one_line_error, read_summary, spawn_cqlbench, Progress,
+    assert_rate_facts, cqlbench_command, long_server_timeouts, one_line_error, read_summary,
+    spawn_cqlbench, Progress,
 };
 
 const ADDRESS: &str = "127.0.6.1";
@@ -99,7 +100,10 @@ impl TlsNode {
                 format!("{p}.keystore={}", keystore.display()),
                 format!("{p}.keystore_password=cassandra"),
                 format!("{p}.store_type=PKCS12"),
-            ],
+            ]
+            .into_iter()
+            .chain(long_server_timeouts())
+            .collect(),
             ..ClusterSpec::default()
         };
         cqlbench_cluster::up(&home, &spec, &mut |line: &str| eprintln!("{line}"))

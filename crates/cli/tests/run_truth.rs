@@ -13,15 +13,12 @@ use run_support::{
 
 #[test]
 fn stall_truth_and_unique_keys() {
-    // Server-side timeouts well past the longest stall below (2 s, Cassandra's default write
-    // timeout): a request held through a stall is answered, never failed by the node itself.
+    // The node's own timeouts (20 s, see `TestNode::start_with`) are well past the longest stall
+    // below: a request held through a stall is answered, never failed by the node itself.
     let node = TestNode::start_with(
         "load-truth",
         "127.0.4.1",
         &[
-            // No allow_system_properties: `up` adds it for the settings below.
-            "-Dcassandra.settings.write_request_timeout=10s",
-            "-Dcassandra.settings.read_request_timeout=10s",
             // This node alone has materialized views off, as a cluster an operator did not set up
             // for them (cqlbench's own clusters turn them on).
             "-Dcassandra.settings.materialized_views_enabled=false",

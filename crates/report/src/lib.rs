@@ -21,7 +21,7 @@ mod tail;
 mod verdict;
 
 pub use cells::{discover, Campaign, Cell, RateKey, DOUBTFUL_MARK};
-pub use compare::{compare_runs, format_comparison, Comparison, FigureDiff};
+pub use compare::{compare_runs, format_comparison, welch, Comparison, FigureDiff};
 pub use cost::{cost_tables, CostRow, CostTable};
 pub use html::html;
 pub use markdown::{markdown, terminal};

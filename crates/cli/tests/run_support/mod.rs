@@ -10,6 +10,23 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
+/// JVM options that set a node's own request timeouts to 20 s, as long as or longer than every
+/// test client's: with Cassandra's defaults (write 2 s, CAS contention 1 s) a node starved of CPU
+/// for 2 s on a busy machine fails correct operations by itself, and a test asserting that nothing
+/// failed would fail by chance.
+pub fn long_server_timeouts() -> Vec<String> {
+    [
+        "read_request_timeout",
+        "range_request_timeout",
+        "write_request_timeout",
+        "counter_write_request_timeout",
+        "cas_contention_timeout",
+    ]
+    .iter()
+    .map(|setting| format!("-Dcassandra.settings.{setting}=20s"))
+    .collect()
+}
+
 /// A 1-node cluster that lives as long as this value (also when the test panics).
 pub struct TestNode {
     pub home: Home,
@@ -22,13 +39,18 @@ impl TestNode {
         TestNode::start_with(name, address, &[])
     }
 
-    /// A node started with extra JVM options (e.g. `cassandra.yaml` settings as system properties).
+    /// A node started with extra JVM options (e.g. `cassandra.yaml` settings as system properties;
+    /// given last, they override the defaults below).
+    /// The node's own request timeouts are [`long_server_timeouts`].
     pub fn start_with(name: &str, address: &str, jvm_opts: &[&str]) -> TestNode {
         let home = Home::from_env();
         let spec = ClusterSpec {
             name: name.into(),
             base_ip: address.parse().expect("test address"),
-            jvm_opts: jvm_opts.iter().map(|o| o.to_string()).collect(),
+            jvm_opts: long_server_timeouts()
+                .into_iter()
+                .chain(jvm_opts.iter().map(|o| o.to_string()))
+                .collect(),
             ..ClusterSpec::default()
         };
         let state = cqlbench_cluster::up(&home, &spec, &mut |line: &str| eprintln!("{line}"))
