@@ -14,6 +14,15 @@
 #                                        the node is Ready and DNS answers, write DIR/kubeconfig
 #   scripts/k8s-live.sh load DIR ARCHIVE...  import OCI/docker image archives (`cqlbench k8s image ...`)
 #                                        into the cluster's containerd, where pods find them by name
+#   scripts/k8s-live.sh k8ssandra DIR    the K8ssandra path as far as it goes here: build cass-operator
+#                                        (the version k8ssandra-operator deploys) and k8ssandra-dc
+#                                        (scripts/k8ssandra-dc.go on k8ssandra-operator's module), apply both
+#                                        operators' CRDs (cass-operator's with its own kustomize patches),
+#                                        start cass-operator out of cluster
+#   scripts/k8s-live.sh k8ssandra-dc DIR NAMESPACE NAME  do for a new K8ssandraCluster what
+#                                        k8ssandra-operator does first, with its code: the superuser Secret and
+#                                        the CassandraDatacenters (printed as YAML), which cass-operator then
+#                                        reconciles into StatefulSets
 #   scripts/k8s-live.sh stop DIR         stop everything started for DIR and leave nothing behind: pods,
 #                                        processes (by PID and start time), mounts, the bridge, the
 #                                        iptables rules, the directories kubelet and containerd make
@@ -78,6 +87,13 @@ COREDNS_BIN="$CACHE/bin/coredns"
 PROVISIONER_BIN="$CACHE/bin/local-path-provisioner"
 PAUSE_BIN="$CACHE/bin/pause"
 IMAGES="$CACHE/images"
+# The cass-operator that k8ssandra-operator $OPERATOR_VERSION deploys (its config/cass-operator kustomization).
+CASS_OPERATOR_VERSION=v1.23.0
+CASS_OPERATOR_BIN="$CACHE/bin/cass-operator-$CASS_OPERATOR_VERSION"
+CASS_OPERATOR_FILES="$CACHE/cass-operator-$CASS_OPERATOR_VERSION"
+CASS_OPERATOR_HEALTH_PORT=20281
+K8SSANDRA_DC_BIN="$CACHE/bin/k8ssandra-dc-$OPERATOR_VERSION"
+K8SSANDRA_DC_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/k8ssandra-dc.go"
 
 # --- fetch ---------------------------------------------------------------------------------------------
 
@@ -254,6 +270,68 @@ fetch_live() {
   fetch_coredns
   fetch_provisioner
   fetch_kube_node
+  flock -u 9
+  exec 9>&-
+}
+
+# The directory of Go module MODULE@VERSION in the module cache, downloaded if need be.
+module_dir() {
+  mkdir -p "$CACHE/build"
+  (cd "$CACHE/build" && GOFLAGS=-mod=mod GONOSUMDB=github.com/k8ssandra go mod download -json "$1") |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
+# cass-operator from its Go module (`go install` is refused: the proxy keeps its version list from us), with
+# the files it reads at run time: its CRDs, their kustomize patches and its image configuration.
+fetch_cass_operator() {
+  [[ -x "$CASS_OPERATOR_BIN" && -f "$CASS_OPERATOR_FILES/.complete" ]] && return 0
+  local mdir start=$SECONDS
+  mkdir -p "$CACHE/bin"
+  log "building cass-operator $CASS_OPERATOR_VERSION (Go module, a few minutes)"
+  mdir="$(module_dir "github.com/k8ssandra/cass-operator@$CASS_OPERATOR_VERSION")"
+  [[ -f "$mdir/cmd/main.go" ]] || die "no cass-operator $CASS_OPERATOR_VERSION module"
+  (cd "$mdir" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra GOFLAGS=-mod=readonly \
+    go build -trimpath -ldflags="-s -w" -o "$CASS_OPERATOR_BIN.tmp" ./cmd >&2) || die "building cass-operator failed"
+  rm -rf "$CASS_OPERATOR_FILES"
+  mkdir -p "$CASS_OPERATOR_FILES"
+  cp -r "$mdir/config/crd/bases" "$CASS_OPERATOR_FILES/crd"
+  cp "$mdir/config/crd/patches/config_removal.yaml" "$mdir/config/crd/patches/remove_xkeys.yaml" \
+    "$mdir/config/manager/image_config.yaml" "$CASS_OPERATOR_FILES/"
+  chmod -R u+w "$CASS_OPERATOR_FILES"
+  touch "$CASS_OPERATOR_FILES/.complete"
+  mv "$CASS_OPERATOR_BIN.tmp" "$CASS_OPERATOR_BIN"
+  log "cass-operator built in $((SECONDS - start)) s"
+}
+
+# k8ssandra-dc (scripts/k8ssandra-dc.go) on k8ssandra-operator's module, with the module's replace
+# directives (a dependency's own are ignored). Rebuilt when the source is newer.
+fetch_k8ssandra_dc() {
+  [[ -x "$K8SSANDRA_DC_BIN" && "$K8SSANDRA_DC_BIN" -nt "$K8SSANDRA_DC_SOURCE" ]] && return 0
+  local mod="$CACHE/build-k8ssandra-dc" mdir start=$SECONDS
+  mkdir -p "$mod" "$CACHE/bin"
+  mdir="$(module_dir "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION")"
+  [[ -f "$mdir/go.mod" ]] || die "no k8ssandra-operator $OPERATOR_VERSION module"
+  {
+    printf 'module cqlbench.invalid/k8ssandra-dc\n\ngo 1.22\n\nrequire github.com/k8ssandra/k8ssandra-operator %s\n\n' \
+      "$OPERATOR_VERSION"
+    sed -n '/^replace (/,/^)/p' "$mdir/go.mod"
+  } >"$mod/go.mod"
+  rm -f "$mod/go.sum"
+  cp "$K8SSANDRA_DC_SOURCE" "$mod/main.go"
+  log "building k8ssandra-dc on k8ssandra-operator $OPERATOR_VERSION (Go module, a few minutes)"
+  (cd "$mod" && GONOSUMDB=github.com/k8ssandra go mod tidy 2>&1 | grep -v '^go: downloading' >&2 || true)
+  (cd "$mod" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra go build -trimpath -ldflags="-s -w" \
+    -o "$K8SSANDRA_DC_BIN.tmp" . >&2) || die "building k8ssandra-dc failed"
+  mv "$K8SSANDRA_DC_BIN.tmp" "$K8SSANDRA_DC_BIN"
+  log "k8ssandra-dc built in $((SECONDS - start)) s"
+}
+
+fetch_k8ssandra() {
+  fetch_live
+  exec 9>"$CACHE/.lock"
+  flock 9
+  fetch_cass_operator
+  fetch_k8ssandra_dc
   flock -u 9
   exec 9>&-
 }
@@ -607,6 +685,81 @@ load_images() {
   done
 }
 
+# --- K8ssandra ----------------------------------------------------------------------------------------
+
+live_cluster() {
+  [[ -f "$1/kubeconfig" ]] && running "$1" kubelet || die "no live cluster in $1 (\`$0 start $1\` first)"
+}
+
+# PORT: GET /healthz on 127.0.0.1:PORT answers 200 (bash's /dev/tcp; no HTTP client needed).
+healthy() {
+  local status
+  exec 8<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&8
+  status="$(head -c 12 <&8)"
+  exec 8<&-
+  [[ "$status" == HTTP/1.?" 200" ]]
+}
+
+# The CRDs as both operators' kustomizations install them (cass-operator's CassandraDatacenter without a
+# schema for spec.config, which holds free-form JSON), then cass-operator out of cluster: every namespace,
+# webhooks off, health on 127.0.0.1, no metrics endpoint.
+start_k8ssandra() {
+  local dir="$1"
+  [[ -d "$dir" ]] || die "$dir: no such directory"
+  dir="$(cd "$dir" && pwd)"
+  live_cluster "$dir"
+  if running "$dir" cass-operator; then
+    log "cass-operator runs already for $dir"
+    return 0
+  fi
+  fetch_k8ssandra
+  port_listened "$CASS_OPERATOR_HEALTH_PORT" && die "127.0.0.1:$CASS_OPERATOR_HEALTH_PORT is taken"
+  log "applying the CRDs of k8ssandra-operator $OPERATOR_VERSION and cass-operator $CASS_OPERATOR_VERSION"
+  kubectl_cmd "$dir" apply --server-side --force-conflicts -f "$CRD_FILE" -f "$CASS_OPERATOR_FILES/crd" >/dev/null
+  local crd=cassandradatacenters.cassandra.datastax.com patch
+  if [[ -n "$(kubectl_cmd "$dir" get crd "$crd" \
+    -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.config.type}')" ]]; then
+    for patch in config_removal remove_xkeys; do
+      kubectl_cmd "$dir" patch crd "$crd" --type json --patch-file "$CASS_OPERATOR_FILES/$patch.yaml" >/dev/null
+    done
+  fi
+  kubectl_cmd "$dir" wait --for condition=established --timeout 60s crd "$crd" \
+    k8ssandraclusters.k8ssandra.io >/dev/null
+  # No registry this machine reaches holds the operator's images (the Management API, k8ssandra-client,
+  # system-logger): they are never pulled, so no pod reaches out for one; their pods wait at
+  # ErrImageNeverPull.
+  { cat "$CASS_OPERATOR_FILES/image_config.yaml" && echo "imagePullPolicy: Never"; } >"$dir/cass-operator-images.yaml"
+  cat >"$dir/cass-operator-config.yaml" <<CONFIG
+apiVersion: config.k8ssandra.io/v1beta1
+kind: OperatorConfig
+metadata:
+  name: operator-config
+health:
+  healthProbeBindAddress: 127.0.0.1:$CASS_OPERATOR_HEALTH_PORT
+metrics:
+  bindAddress: "0"
+leaderElection:
+  leaderElect: false
+disableWebhooks: true
+imageConfigFile: $dir/cass-operator-images.yaml
+CONFIG
+  log "starting cass-operator $CASS_OPERATOR_VERSION (health on 127.0.0.1:$CASS_OPERATOR_HEALTH_PORT)"
+  spawn "$dir" cass-operator env KUBECONFIG="$dir/kubeconfig" WATCH_NAMESPACE= "$CASS_OPERATOR_BIN" \
+    --config "$dir/cass-operator-config.yaml"
+  wait_for "$dir" cass-operator 60 "cass-operator healthy" healthy "$CASS_OPERATOR_HEALTH_PORT"
+  log "cass-operator ready; \`$0 k8ssandra-dc $dir NAMESPACE NAME\` makes a K8ssandraCluster's datacenters"
+}
+
+k8ssandra_dc() {
+  local dir="$1"
+  [[ -d "$dir" ]] || die "$dir: no such directory"
+  dir="$(cd "$dir" && pwd)"
+  live_cluster "$dir"
+  running "$dir" cass-operator || die "cass-operator does not run for $dir (\`$0 k8ssandra $dir\` first)"
+  KUBECONFIG="$dir/kubeconfig" "$K8SSANDRA_DC_BIN" "$2" "$3"
+}
+
 # --- stop ---------------------------------------------------------------------------------------------
 
 # stop_process DIR NAME: SIGTERM, 15 s, SIGKILL; only while its PID names the process started.
@@ -742,6 +895,7 @@ stop_live() {
   [[ -d "$dir" ]] || die "$dir: no such directory"
   dir="$(cd "$dir" && pwd)"
   tool_env
+  stop_process "$dir" cass-operator
   stop_process "$dir" provisioner
   stop_process "$dir" coredns
   stop_process "$dir" scheduler
@@ -765,6 +919,8 @@ case "${1:-}" in
 fetch) fetch_live ;;
 start) [[ $# == 2 ]] || die "usage: $0 start DIR" && start_live "$2" ;;
 load) [[ $# -ge 3 ]] || die "usage: $0 load DIR ARCHIVE..." && load_images "$2" "${@:3}" ;;
+k8ssandra) [[ $# == 2 ]] || die "usage: $0 k8ssandra DIR" && start_k8ssandra "$2" ;;
+k8ssandra-dc) [[ $# == 4 ]] || die "usage: $0 k8ssandra-dc DIR NAMESPACE NAME" && k8ssandra_dc "$2" "$3" "$4" ;;
 stop) [[ $# == 2 ]] || die "usage: $0 stop DIR" && stop_live "$2" ;;
-*) die "usage: $0 fetch | start DIR | load DIR ARCHIVE... | stop DIR" ;;
+*) die "usage: $0 fetch | start DIR | load DIR ARCHIVE... | k8ssandra DIR | k8ssandra-dc DIR NAMESPACE NAME | stop DIR" ;;
 esac

@@ -160,6 +160,35 @@ impl Live {
         );
     }
 
+    /// `scripts/k8s-live.sh COMMAND DIR ARGS...`, which must succeed; its stdout.
+    fn script_ok(&self, command: &str, args: &[&str]) -> String {
+        let out = Command::new(Live::script())
+            .arg(command)
+            .arg(&self.dir)
+            .args(args)
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/k8s-live.sh {command} failed: {}",
+            text(&out)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl, which must succeed; its stdout.
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(out.status.success(), "kubectl {args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn kubectl_json(&self, args: &[&str]) -> serde_json::Value {
+        let json = self.kubectl_ok(&[args, &["-o", "json"]].concat());
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("kubectl {args:?}: {e}: {json}"))
+    }
+
     fn kubectl(&self, args: &[&str]) -> Output {
         let kubectl = cqlbench_cluster::Home::from_env()
             .root()
@@ -337,9 +366,153 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
         "left by k8s delete: {left}"
     );
 
+    k8ssandra_carries_the_jvm_options_into_the_statefulset(&live, work.path());
+
     let stopped = live.stop().unwrap();
     assert!(stopped.status.success(), "{}", text(&stopped));
     assert_eq!(HostState::now(&cluster_dir), before);
+}
+
+/// The K8ssandra path as far as it goes here (`scripts/k8s-live.sh k8ssandra`): the example rendered for
+/// `operator = "k8ssandra"`, each configuration's K8ssandraCluster applied in turn as `k8s run` applies
+/// them, k8ssandra-operator's own code makes its CassandraDatacenter, and cass-operator reconciles that
+/// into a StatefulSet whose config-init container carries exactly the configuration's JVM options and
+/// heap. Its pods go no further: no registry here holds the Management API's images.
+fn k8ssandra_carries_the_jvm_options_into_the_statefulset(live: &Live, work: &Path) {
+    let example = std::fs::read_to_string(repo().join("examples/k8s-live.toml")).unwrap();
+    assert!(example.contains("heap = \"1G\""), "{example}");
+    let k8ssandra = example.replace("operator = \"statefulset\"", "operator = \"k8ssandra\"");
+    assert_ne!(
+        k8ssandra, example,
+        "the example names no statefulset operator"
+    );
+    let plan = work.join("k8ssandra-live.toml");
+    std::fs::write(&plan, k8ssandra).unwrap();
+    let manifests = work.join("k8ssandra-manifests");
+    cqlbench_ok(&[
+        "k8s",
+        "render",
+        plan.to_str().unwrap(),
+        "-o",
+        manifests.to_str().unwrap(),
+    ]);
+    live.script_ok("k8ssandra", &[]);
+    let mut configurations: Vec<PathBuf> = std::fs::read_dir(&manifests)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("00-k8ssandracluster.yaml"))
+        .filter(|file| file.is_file())
+        .collect();
+    configurations.sort();
+    assert_eq!(configurations.len(), 2, "{}", manifests.display());
+    let mut collectors = Vec::new();
+    for manifest in &configurations {
+        live.kubectl_ok(&["apply", "-f", manifest.to_str().unwrap()]);
+        let name = live.kubectl_ok(&["get", "-f", manifest.to_str().unwrap(), "-o", "name"]);
+        let name = name.trim().rsplit('/').next().unwrap().to_string();
+        let stored = live.kubectl_json(&["get", "k8ssandracluster", &name, "-n", NAMESPACE]);
+        let jvm = &stored["spec"]["cassandra"]["datacenters"][0]["config"]["jvmOptions"];
+        let planned: Vec<serde_json::Value> = jvm["additionalOptions"].as_array().unwrap().clone();
+        let datacenters = live.script_ok("k8ssandra-dc", &[NAMESPACE, &name]);
+        assert!(
+            datacenters.contains("kind: CassandraDatacenter"),
+            "{datacenters}"
+        );
+        let config = reconciled_server_config(live, &name);
+        let options = config["cassandra-env-sh"]["additional-jvm-opts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{config}"));
+        assert!(
+            options.ends_with(&planned),
+            "{name}: the JVM options cass-operator hands the config builder end with\n{options:?}\nnot \
+             the plan's\n{planned:?}"
+        );
+        for size in ["initial_heap_size", "max_heap_size"] {
+            assert_eq!(
+                config["jvm-server-options"][size],
+                1u64 << 30,
+                "{name}: {config}"
+            );
+        }
+        assert_eq!(config["cluster-info"]["name"], name.as_str(), "{config}");
+        cassandra_pod_as_k8s_run_finds_it(live, &name);
+        collectors.push(jvm["gc"].as_str().unwrap().to_string());
+        // As `k8s run` does between configurations: this datacenter goes before the next comes.
+        live.kubectl_ok(&[
+            "delete",
+            "cassandradatacenter",
+            "-n",
+            NAMESPACE,
+            "-l",
+            &format!("k8ssandra.io/cluster-name={name}"),
+            "--wait",
+            "--timeout",
+            "120s",
+        ]);
+        live.kubectl_ok(&["delete", "-f", manifest.to_str().unwrap(), "--wait"]);
+    }
+    assert_eq!(collectors, ["G1GC", "ZGC"]);
+}
+
+/// The datacenter's pod, found by the labels `k8s run` selects cass-operator's pods by, has the container
+/// `k8s run` reads GC logs from.
+fn cassandra_pod_as_k8s_run_finds_it(live: &Live, cluster: &str) {
+    let selector =
+        format!("cassandra.datastax.com/cluster={cluster},cassandra.datastax.com/datacenter=dc1");
+    // A guard against a hang only: the StatefulSet controller makes the pod within seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let pod = loop {
+        let pods = live.kubectl_json(&["get", "pods", "-n", NAMESPACE, "-l", &selector]);
+        if let Some(pod) = pods["items"].as_array().and_then(|items| items.first()) {
+            break pod.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no pod {selector} after 180 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    let containers = pod["spec"]["containers"].as_array().unwrap();
+    assert!(
+        containers
+            .iter()
+            .any(|c| c["name"] == cqlbench_k8s::statefulset::CASSANDRA_CONTAINER),
+        "{pod}"
+    );
+    eprintln!(
+        "k8s_live: K8ssandra pod {} as far as it goes here: {}",
+        pod["metadata"]["name"], pod["status"]["initContainerStatuses"]
+    );
+}
+
+/// CONFIG_FILE_DATA of the config-init container of the StatefulSet cass-operator made for `cluster`:
+/// the configuration it hands the config builder (JSON), once the StatefulSet exists.
+fn reconciled_server_config(live: &Live, cluster: &str) -> serde_json::Value {
+    let selector = format!("cassandra.datastax.com/cluster={cluster}");
+    // A guard against a hang only: cass-operator makes the StatefulSet within seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let sets = live.kubectl_json(&["get", "statefulsets", "-n", NAMESPACE, "-l", &selector]);
+        if let Some(set) = sets["items"].as_array().and_then(|items| items.first()) {
+            let init = set["spec"]["template"]["spec"]["initContainers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "server-config-init")
+                .unwrap_or_else(|| panic!("no server-config-init container: {set}"));
+            let data = init["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == "CONFIG_FILE_DATA")
+                .unwrap_or_else(|| panic!("no CONFIG_FILE_DATA: {init}"));
+            return serde_json::from_str(data["value"].as_str().unwrap()).unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no StatefulSet for {cluster} after 180 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
 }
 
 /// The configurations an earlier run carried to the end (their results and GC logs collected).
