@@ -6,13 +6,15 @@
 //! with nothing left not understood, and compared with GCViewer 1.36. Then 4.0 with G1 on JDK 8.
 //! The two run one after the other (a lock), so the machine is never asked for both at once.
 
+mod run_support;
 #[path = "common/cluster_support.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use support::{jcmd, release_version, status_json, ClusterGuard, Run};
+use run_support::Progress;
+use support::{jcmd, release_version, status_json, ClusterGuard};
 
 static ONE_CLUSTER_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -178,44 +180,45 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
             "{workload}: {summary}"
         );
     }
-    let start_at = format!(
-        "{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock")
-            .as_secs()
-            + 8
-    );
-    let clients: Vec<std::thread::JoinHandle<Run>> = (0..2)
+    // The common start is written once both clients are connected (`--start-at @FILE`), a moment
+    // ahead: however long they took to get ready on a two-datacenter 3.11 cluster.
+    let start_file = out.path().join("start");
+    let start_arg = format!("@{}", start_file.display());
+    let host = state.nodes[1].address.to_string();
+    let mut clients: Vec<std::process::Child> = (0..2)
         .map(|id| {
-            let host = state.nodes[1].address.to_string();
             let out = out.path().join(format!("client{id}"));
-            let start_at = start_at.clone();
-            std::thread::spawn(move || {
-                support::cqlbench(&[
-                    "run",
-                    "KeyValue",
-                    "--rate",
-                    "600",
-                    "-d",
-                    "5s",
-                    "--clients",
-                    "2",
-                    "--client-id",
-                    &id.to_string(),
-                    "--start-at",
-                    &start_at,
-                    "--host",
-                    &host,
-                    "-o",
-                    out.to_str().expect("UTF-8"),
-                ])
-            })
+            run_support::spawn_cqlbench(&[
+                "run",
+                "KeyValue",
+                "--rate",
+                "600",
+                "-d",
+                "5s",
+                "--clients",
+                "2",
+                "--client-id",
+                &id.to_string(),
+                "--start-at",
+                &start_arg,
+                "--host",
+                &host,
+                "-o",
+                out.to_str().expect("UTF-8"),
+            ])
         })
         .collect();
-    for client in clients {
-        let run = client.join().expect("client thread");
-        assert!(run.ok(), "client failed: {}", run.stderr);
+    let mut progress: Vec<Progress> = clients.iter_mut().map(Progress::of).collect();
+    for p in &mut progress {
+        p.wait_for("ready: waiting for the common start in");
+    }
+    run_support::write_start(
+        &start_file,
+        &format!("{:.3}", run_support::unix_now() + 1.5),
+    );
+    for (client, progress) in clients.into_iter().zip(progress) {
+        let out = client.wait_with_output().expect("client");
+        assert!(out.status.success(), "client failed: {}", progress.rest());
     }
     let merged = out.path().join("merged");
     let merge = support::cqlbench(&[

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use run_support::{
     accounted, assert_rate_facts, cqlbench_command, cqlbench_ok, f64_at, one_line_error,
-    read_summary, spawn_cqlbench, warm_keyvalue, Progress, TestNode,
+    read_summary, spawn_cqlbench, unix_now, warm_keyvalue, write_start, Progress, TestNode,
 };
 
 const RATE: f64 = 1500.0;
@@ -105,21 +105,6 @@ fn keys_in_table(host: &str) -> BTreeSet<u64> {
             .map(|row| row.unwrap().0.parse::<u64>().expect("numeric key"))
             .collect()
     })
-}
-
-/// Writes the common start into `file` as a client expects it: one line, written beside the file
-/// and renamed, so that no client reads half of it.
-fn write_start(file: &Path, start: &str) {
-    let temporary = file.with_extension("tmp");
-    std::fs::write(&temporary, format!("{start}\n")).unwrap();
-    std::fs::rename(&temporary, file).unwrap();
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
 }
 
 #[test]

@@ -225,6 +225,22 @@ pub fn cqlbench(args: &[&str]) -> Output {
     cqlbench_command(args).output().expect("run cqlbench")
 }
 
+/// Writes the common start into `file` as a client expects it: one line, written beside the file
+/// and renamed, so that no client reads half of it.
+pub fn write_start(file: &Path, start: &str) {
+    let temporary = file.with_extension("tmp");
+    std::fs::write(&temporary, format!("{start}\n")).unwrap();
+    std::fs::rename(&temporary, file).unwrap();
+}
+
+/// Now as Unix time in seconds.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
 /// Starts cqlbench in the background with its output captured (for `wait_with_output`).
 pub fn spawn_cqlbench(args: &[&str]) -> Child {
     cqlbench_command(args)
