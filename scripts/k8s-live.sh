@@ -92,8 +92,9 @@ CASS_OPERATOR_VERSION=v1.23.0
 CASS_OPERATOR_BIN="$CACHE/bin/cass-operator-$CASS_OPERATOR_VERSION"
 CASS_OPERATOR_FILES="$CACHE/cass-operator-$CASS_OPERATOR_VERSION"
 CASS_OPERATOR_HEALTH_PORT=20281
-K8SSANDRA_DC_BIN="$CACHE/bin/k8ssandra-dc-$OPERATOR_VERSION"
 K8SSANDRA_DC_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/k8ssandra-dc.go"
+# Named by its source's content: a fresh clone (new file times) finds it cached; an edit rebuilds it.
+K8SSANDRA_DC_BIN="$CACHE/bin/k8ssandra-dc-$OPERATOR_VERSION-$(sha256sum "$K8SSANDRA_DC_SOURCE" | cut -c1-12)"
 
 # --- fetch ---------------------------------------------------------------------------------------------
 
@@ -304,9 +305,9 @@ fetch_cass_operator() {
 }
 
 # k8ssandra-dc (scripts/k8ssandra-dc.go) on k8ssandra-operator's module, with the module's replace
-# directives (a dependency's own are ignored). Rebuilt when the source is newer.
+# directives (a dependency's own are ignored).
 fetch_k8ssandra_dc() {
-  [[ -x "$K8SSANDRA_DC_BIN" && "$K8SSANDRA_DC_BIN" -nt "$K8SSANDRA_DC_SOURCE" ]] && return 0
+  [[ -x "$K8SSANDRA_DC_BIN" ]] && return 0
   local mod="$CACHE/build-k8ssandra-dc" mdir start=$SECONDS
   mkdir -p "$mod" "$CACHE/bin"
   mdir="$(module_dir "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION")"
