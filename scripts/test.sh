@@ -50,7 +50,9 @@ fi
 # (fresh machine: 12 and 13.5 min to the first test instead of 11).
 # The live suite (k8s_live: scripts/k8s-live.sh starts a single-node Kubernetes with kubelet, containerd and
 # CoreDNS, as root; its builds are cached beside the API server's) carries `cqlbench k8s run
-# examples/k8s-live.toml` end to end on it, behind the k8s-live-tests feature for the same reason.
+# examples/k8s-live.toml` end to end on it, then the K8ssandra path as far as it goes without the operator's
+# images (cass-operator and k8ssandra-dc, built once from their Go modules), behind the k8s-live-tests feature
+# for the same reason.
 features=(--features cqlbench/k8s-apiserver-tests,cqlbench/k8s-live-tests)
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release "${features[@]}" -- -D warnings
