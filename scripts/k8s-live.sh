@@ -94,7 +94,7 @@ CASS_OPERATOR_FILES="$CACHE/cass-operator-$CASS_OPERATOR_VERSION"
 CASS_OPERATOR_HEALTH_PORT=20281
 K8SSANDRA_DC_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/k8ssandra-dc.go"
 # Named by its source's content: a fresh clone (new file times) finds it cached; an edit rebuilds it.
-K8SSANDRA_DC_BIN="$CACHE/bin/k8ssandra-dc-$OPERATOR_VERSION-$(sha256sum "$K8SSANDRA_DC_SOURCE" | cut -c1-12)"
+K8SSANDRA_DC_BIN="$CACHE/bin/k8ssandra-dc-$OPERATOR_VERSION-$(sha256sum "$K8SSANDRA_DC_SOURCE" 2>/dev/null | cut -c1-12)"
 
 # --- fetch ---------------------------------------------------------------------------------------------
 
@@ -277,9 +277,12 @@ fetch_live() {
 
 # The directory of Go module MODULE@VERSION in the module cache, downloaded if need be.
 module_dir() {
+  local json
   mkdir -p "$CACHE/build"
-  (cd "$CACHE/build" && GOFLAGS=-mod=mod GONOSUMDB=github.com/k8ssandra go mod download -json "$1") |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+  # -json reports a failed download on stdout, with a non-zero exit.
+  json="$(cd "$CACHE/build" && GOFLAGS=-mod=mod GONOSUMDB=github.com/k8ssandra go mod download -json "$1")" ||
+    die "downloading the Go module $1 failed: $(echo "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p')"
+  echo "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
 
 # cass-operator from its Go module (`go install` is refused: the proxy keeps its version list from us), with
@@ -694,10 +697,10 @@ live_cluster() {
 
 # PORT: GET /healthz on 127.0.0.1:PORT answers 200 (bash's /dev/tcp; no HTTP client needed).
 healthy() {
-  local status
+  local status=""
   exec 8<>"/dev/tcp/127.0.0.1/$1" || return 1
   printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&8
-  status="$(head -c 12 <&8)"
+  read -r -t 2 -N 12 status <&8 || true
   exec 8<&-
   [[ "$status" == HTTP/1.?" 200" ]]
 }
@@ -758,6 +761,11 @@ k8ssandra_dc() {
   dir="$(cd "$dir" && pwd)"
   live_cluster "$dir"
   running "$dir" cass-operator || die "cass-operator does not run for $dir (\`$0 k8ssandra $dir\` first)"
+  exec 9>"$CACHE/.lock"
+  flock 9
+  fetch_k8ssandra_dc # built already, unless scripts/k8ssandra-dc.go changed since `k8ssandra` ran
+  flock -u 9
+  exec 9>&-
   KUBECONFIG="$dir/kubeconfig" "$K8SSANDRA_DC_BIN" "$2" "$3"
 }
 

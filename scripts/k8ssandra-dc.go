@@ -6,9 +6,12 @@
 //
 // scripts/k8s-live.sh builds it against the k8ssandra-operator Go module: the operator itself cannot
 // run here, as its admission webhook server listens on every interface and wants cert-manager. Not
-// done: the admission check (it looks up the storage class through the operator's client cache),
-// encryption stores, Reaper, Stargate, Medusa, Vector, external datacenters and everything after the
-// datacenters are created.
+// done, so the CassandraDatacenter differs from the operator's there: the admission check (it looks up
+// the storage class through the operator's client cache); the telemetry agent's ConfigMap and volume
+// (agent.Configurator), the hash annotation, datacenter priorities and skip-user-creation for later
+// datacenters; the per-node ConfigMaps that carry initial tokens when num_tokens < 16; encryption
+// stores, external secrets, Reaper, Stargate, Medusa, Vector, external datacenters; and everything
+// after the datacenters are created. A datacenter that exists already is an error.
 //
 //	KUBECONFIG=... k8ssandra-dc NAMESPACE NAME
 package main

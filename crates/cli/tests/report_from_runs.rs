@@ -369,7 +369,7 @@ fn compare_two_cells(campaign: &Path) {
         .split(|c: char| c.is_whitespace() || c == '[' || c == ']' || c == ',')
         .filter_map(|t| t.trim_end_matches('%').parse().ok())
         .collect();
-    // A, B, B - A, change %, interval low, interval high, p (printed to 3 decimals)
+    // A, B, B - A, change %, interval low, interval high (3 decimals), p (4 decimals)
     let (values_a, values_b) = (per_second_values(&a), per_second_values(&b));
     let expected = cqlbench_report::welch(&values_a, &values_b, "throughput")
         .unwrap_or_else(|| panic!("fewer than 2 seconds: {values_a:?} {values_b:?}"));

@@ -131,8 +131,9 @@ pub struct IntervalRecorder {
     /// Time between one release of operations and the next on the same thread (rate mode): how the
     /// sends are really spaced (`--tick`).
     pub send_gaps: Histogram<u64>,
-    /// How late each of those releases went out after its first operation was due: a send gap
-    /// differs from the spacing the tick sets by at most the lateness of the releases around it.
+    /// How late each of those releases went out after its first operation was due: when no
+    /// operation waited for an in-flight slot, a send gap differs from the spacing the tick sets by
+    /// at most the lateness of the releases around it.
     pub release_lateness: Histogram<u64>,
     /// Successful measured operations at or above this latency (µs, per operation type) are kept in
     /// `slow`; `u64::MAX` keeps none. The engine lowers it below the running p99 at every tick.

@@ -335,8 +335,9 @@ pub struct ClientSummary {
     #[serde(default)]
     pub send_gap_ms: Percentiles,
     /// How late each release of operations went out after the first of them was due (rate mode):
-    /// the client's wake-ups, or a wait for an in-flight slot. A send gap differs from the tick's
-    /// spacing by at most the lateness of the releases on either side of it.
+    /// the client's wake-ups, or a wait for an in-flight slot. When no operation waited for a slot, a
+    /// send gap differs from the tick's spacing by at most the lateness of the releases on either
+    /// side of it.
     #[serde(default)]
     pub release_lateness_ms: Percentiles,
     /// Operations that were due while all in-flight slots were busy (their wait counts in their latency).
