@@ -185,30 +185,32 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
     let start_file = out.path().join("start");
     let start_arg = format!("@{}", start_file.display());
     let host = state.nodes[1].address.to_string();
-    let mut clients: Vec<std::process::Child> = (0..2)
-        .map(|id| {
-            let out = out.path().join(format!("client{id}"));
-            run_support::spawn_cqlbench(&[
-                "run",
-                "KeyValue",
-                "--rate",
-                "600",
-                "-d",
-                "5s",
-                "--clients",
-                "2",
-                "--client-id",
-                &id.to_string(),
-                "--start-at",
-                &start_arg,
-                "--host",
-                &host,
-                "-o",
-                out.to_str().expect("UTF-8"),
-            ])
-        })
-        .collect();
-    let mut progress: Vec<Progress> = clients.iter_mut().map(Progress::of).collect();
+    let mut clients = run_support::Children(
+        (0..2)
+            .map(|id| {
+                let out = out.path().join(format!("client{id}"));
+                run_support::spawn_cqlbench(&[
+                    "run",
+                    "KeyValue",
+                    "--rate",
+                    "600",
+                    "-d",
+                    "5s",
+                    "--clients",
+                    "2",
+                    "--client-id",
+                    &id.to_string(),
+                    "--start-at",
+                    &start_arg,
+                    "--host",
+                    &host,
+                    "-o",
+                    out.to_str().expect("UTF-8"),
+                ])
+            })
+            .collect(),
+    );
+    let mut progress: Vec<Progress> = clients.0.iter_mut().map(Progress::of).collect();
     for p in &mut progress {
         p.wait_for("ready: waiting for the common start in");
     }
@@ -216,9 +218,13 @@ fn cassandra_311_on_jdk8_with_cms_in_two_datacenters() {
         &start_file,
         &format!("{:.3}", run_support::unix_now() + 1.5),
     );
-    for (client, progress) in clients.into_iter().zip(progress) {
-        let out = client.wait_with_output().expect("client");
-        assert!(out.status.success(), "client failed: {}", progress.rest());
+    for (out, progress) in clients.wait_with_output().into_iter().zip(progress) {
+        assert!(
+            out.status.success(),
+            "client failed\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            progress.rest()
+        );
     }
     let merged = out.path().join("merged");
     let merge = support::cqlbench(&[

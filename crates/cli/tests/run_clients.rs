@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use run_support::{
     accounted, assert_rate_facts, cqlbench_command, cqlbench_ok, f64_at, one_line_error,
-    read_summary, spawn_cqlbench, unix_now, warm_keyvalue, write_start, Progress, TestNode,
+    read_summary, spawn_cqlbench, unix_now, warm_keyvalue, write_start, Children, Progress,
+    TestNode,
 };
 
 const RATE: f64 = 1500.0;
@@ -126,52 +127,58 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
     let client_dirs: Vec<PathBuf> = (0..3)
         .map(|i| dir.path().join(format!("client{i}")))
         .collect();
-    let mut children: Vec<_> = (0..3)
-        .map(|i| {
-            let id = i.to_string();
-            spawn_cqlbench(&[
-                "run",
-                "KeyValue",
-                "--host",
-                &node.host,
-                "--keyspace",
-                KEYSPACE,
-                // Every write its own row: key = operation index.
-                "--pg",
-                "sequence",
-                "-p",
-                "1B",
-                "-r",
-                "0.3",
-                "--rate",
-                &rate,
-                "-d",
-                &duration,
-                "--populate",
-                &populate,
-                // The default in-flight limit (-c 50 x 2 threads per client), as the single-client
-                // populate test uses: populate runs unthrottled, and 3 x 400 writes in flight
-                // overloaded the node on this shared machine.
-                "--clients",
-                "3",
-                "--client-id",
-                &id,
-                "--start-at",
-                &start_arg,
-                "-o",
-                client_dirs[i].to_str().unwrap(),
-            ])
-        })
-        .collect();
-    let mut progress: Vec<Progress> = children.iter_mut().map(Progress::of).collect();
+    let mut children = Children(
+        (0..3)
+            .map(|i| {
+                let id = i.to_string();
+                spawn_cqlbench(&[
+                    "run",
+                    "KeyValue",
+                    "--host",
+                    &node.host,
+                    "--keyspace",
+                    KEYSPACE,
+                    // Every write its own row: key = operation index.
+                    "--pg",
+                    "sequence",
+                    "-p",
+                    "1B",
+                    "-r",
+                    "0.3",
+                    "--rate",
+                    &rate,
+                    "-d",
+                    &duration,
+                    "--populate",
+                    &populate,
+                    // The default in-flight limit (-c 50 x 2 threads per client), as the single-client
+                    // populate test uses: populate runs unthrottled, and 3 x 400 writes in flight
+                    // overloaded the node on this shared machine.
+                    "--clients",
+                    "3",
+                    "--client-id",
+                    &id,
+                    "--start-at",
+                    &start_arg,
+                    "-o",
+                    client_dirs[i].to_str().unwrap(),
+                ])
+            })
+            .collect(),
+    );
+    let mut progress: Vec<Progress> = children.0.iter_mut().map(Progress::of).collect();
     for p in &mut progress {
         p.wait_for("ready: waiting for the common start in");
     }
     let start = unix_now() + 1.5;
     write_start(&start_file, &format!("{start:.3}"));
     let start: f64 = format!("{start:.3}").parse().unwrap();
-    for (i, (child, progress)) in children.into_iter().zip(progress).enumerate() {
-        let out = child.wait_with_output().unwrap();
+    for (i, (out, progress)) in children
+        .wait_with_output()
+        .into_iter()
+        .zip(progress)
+        .enumerate()
+    {
         let stderr = progress.rest();
         assert!(
             out.status.success(),

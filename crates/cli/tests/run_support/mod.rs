@@ -241,6 +241,29 @@ pub fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
+/// Client processes that are killed and reaped if the test ends before it waits for them (an
+/// assertion failing while they wait for a start file that will never come), so none is left behind.
+pub struct Children(pub Vec<Child>);
+
+impl Children {
+    /// Waits for every child, in order.
+    pub fn wait_with_output(mut self) -> Vec<Output> {
+        std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|child| child.wait_with_output().expect("wait for cqlbench"))
+            .collect()
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// Starts cqlbench in the background with its output captured (for `wait_with_output`).
 pub fn spawn_cqlbench(args: &[&str]) -> Child {
     cqlbench_command(args)
