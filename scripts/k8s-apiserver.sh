@@ -150,16 +150,25 @@ fetch_kube() {
   build_kube_command "$CACHE/build" kubectl
 }
 
-# fetch_module_file MODULE@VERSION PATH DEST: one file of a Go module (downloaded through the Go module
-# proxy into Go's module cache), copied to DEST.
+# module_dir MODULE@VERSION: the module's directory in Go's module cache, downloaded through the Go module
+# proxy if need be.
+module_dir() {
+  local json
+  mkdir -p "$CACHE/build"
+  # -json reports a failed download on stdout, with a non-zero exit.
+  json="$(cd "$CACHE/build" && GOFLAGS=-mod=mod go mod download -json "$1")" ||
+    die "downloading the Go module $1 failed: $(echo "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p')"
+  echo "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
+# fetch_module_file MODULE@VERSION PATH DEST: one file of a Go module, copied to DEST.
 fetch_module_file() {
   local module="$1" path="$2" dest="$3"
   [[ -s "$dest" ]] && return 0
   log "downloading $module (Go module) for $path"
-  mkdir -p "$(dirname "$dest")" "$CACHE/build"
+  mkdir -p "$(dirname "$dest")"
   local mdir
-  mdir="$(cd "$CACHE/build" && GOFLAGS=-mod=mod go mod download -json "$module" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mdir="$(module_dir "$module")"
   [[ -s "$mdir/$path" ]] || die "no $path in $module"
   cp "$mdir/$path" "$dest.tmp"
   mv "$dest.tmp" "$dest"

@@ -275,16 +275,6 @@ fetch_live() {
   exec 9>&-
 }
 
-# The directory of Go module MODULE@VERSION in the module cache, downloaded if need be.
-module_dir() {
-  local json
-  mkdir -p "$CACHE/build"
-  # -json reports a failed download on stdout, with a non-zero exit.
-  json="$(cd "$CACHE/build" && GOFLAGS=-mod=mod GONOSUMDB=github.com/k8ssandra go mod download -json "$1")" ||
-    die "downloading the Go module $1 failed: $(echo "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p')"
-  echo "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
-
 # cass-operator from its Go module (`go install` is refused: the proxy keeps its version list from us), with
 # the files it reads at run time: its CRDs, their kustomize patches and its image configuration.
 fetch_cass_operator() {
@@ -292,7 +282,7 @@ fetch_cass_operator() {
   local mdir start=$SECONDS
   mkdir -p "$CACHE/bin"
   log "building cass-operator $CASS_OPERATOR_VERSION (Go module, a few minutes)"
-  mdir="$(module_dir "github.com/k8ssandra/cass-operator@$CASS_OPERATOR_VERSION")"
+  mdir="$(GONOSUMDB=github.com/k8ssandra module_dir "github.com/k8ssandra/cass-operator@$CASS_OPERATOR_VERSION")"
   [[ -f "$mdir/cmd/main.go" ]] || die "no cass-operator $CASS_OPERATOR_VERSION module"
   (cd "$mdir" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra GOFLAGS=-mod=readonly \
     go build -trimpath -ldflags="-s -w" -o "$CASS_OPERATOR_BIN.tmp" ./cmd >&2) || die "building cass-operator failed"
@@ -313,7 +303,7 @@ fetch_k8ssandra_dc() {
   [[ -x "$K8SSANDRA_DC_BIN" ]] && return 0
   local mod="$CACHE/build-k8ssandra-dc" mdir start=$SECONDS
   mkdir -p "$mod" "$CACHE/bin"
-  mdir="$(module_dir "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION")"
+  mdir="$(GONOSUMDB=github.com/k8ssandra module_dir "github.com/k8ssandra/k8ssandra-operator@$OPERATOR_VERSION")"
   [[ -f "$mdir/go.mod" ]] || die "no k8ssandra-operator $OPERATOR_VERSION module"
   {
     printf 'module cqlbench.invalid/k8ssandra-dc\n\ngo 1.22\n\nrequire github.com/k8ssandra/k8ssandra-operator %s\n\n' \
@@ -761,11 +751,7 @@ k8ssandra_dc() {
   dir="$(cd "$dir" && pwd)"
   live_cluster "$dir"
   running "$dir" cass-operator || die "cass-operator does not run for $dir (\`$0 k8ssandra $dir\` first)"
-  exec 9>"$CACHE/.lock"
-  flock 9
-  fetch_k8ssandra_dc # built already, unless scripts/k8ssandra-dc.go changed since `k8ssandra` ran
-  flock -u 9
-  exec 9>&-
+  fetch_k8ssandra # all cached, unless scripts/k8ssandra-dc.go changed since `k8ssandra` ran
   KUBECONFIG="$dir/kubeconfig" "$K8SSANDRA_DC_BIN" "$2" "$3"
 }
 
