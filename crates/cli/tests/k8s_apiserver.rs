@@ -577,13 +577,6 @@ fn brief(client: u64, clients: u64, achieved: f64, failure: Option<&str>) -> ser
     })
 }
 
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
 /// `2026-11-22T20:00:05Z` → seconds since the epoch (whole seconds, UTC, as `k8s run` writes them).
 fn rfc3339_seconds(text: &str) -> f64 {
     let out = Command::new("date")
@@ -666,7 +659,7 @@ fn play_configuration(
     let populate = format!("{cluster}-populate");
     wait_until(&populate, || server.get_json("job", &populate));
     // The max Job comes after the populate Job finished: `k8s run` decides its start after this.
-    let populate_done = unix_now();
+    let populate_done = run_support::unix_now();
     server.finish_job(&populate, &[brief(0, 1, 50_000.0, None)], false);
 
     let max = format!("{cluster}-max");

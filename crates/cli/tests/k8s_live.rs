@@ -472,19 +472,7 @@ fn k8ssandra_carries_the_jvm_options_into_the_statefulset(live: &Live, work: &Pa
 fn cassandra_pod_as_k8s_run_finds_it(live: &Live, cluster: &str) {
     let selector =
         format!("cassandra.datastax.com/cluster={cluster},cassandra.datastax.com/datacenter=dc1");
-    // A guard against a hang only: the StatefulSet controller makes the pod within seconds.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    let pod = loop {
-        let pods = live.kubectl_json(&["get", "pods", "-n", NAMESPACE, "-l", &selector]);
-        if let Some(pod) = pods["items"].as_array().and_then(|items| items.first()) {
-            break pod.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no pod {selector} after 180 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    };
+    let pod = first_labelled(live, "pods", &selector);
     let containers = pod["spec"]["containers"].as_array().unwrap();
     assert!(
         containers
@@ -501,29 +489,38 @@ fn cassandra_pod_as_k8s_run_finds_it(live: &Live, cluster: &str) {
 /// CONFIG_FILE_DATA of the config-init container of the StatefulSet cass-operator made for `cluster`:
 /// the configuration it hands the config builder (JSON), once the StatefulSet exists.
 fn reconciled_server_config(live: &Live, cluster: &str) -> serde_json::Value {
-    let selector = format!("cassandra.datastax.com/cluster={cluster}");
-    // A guard against a hang only: cass-operator makes the StatefulSet within seconds.
+    let set = first_labelled(
+        live,
+        "statefulsets",
+        &format!("cassandra.datastax.com/cluster={cluster}"),
+    );
+    let init = set["spec"]["template"]["spec"]["initContainers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "server-config-init")
+        .unwrap_or_else(|| panic!("no server-config-init container: {set}"));
+    let data = init["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "CONFIG_FILE_DATA")
+        .unwrap_or_else(|| panic!("no CONFIG_FILE_DATA: {init}"));
+    serde_json::from_str(data["value"].as_str().unwrap()).unwrap()
+}
+
+/// The first object of `kind` in the namespace with the labels `selector`, once there is one. The
+/// 180 s limit guards against a hang only: the operators and controllers make them within seconds.
+fn first_labelled(live: &Live, kind: &str, selector: &str) -> serde_json::Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
     loop {
-        let sets = live.kubectl_json(&["get", "statefulsets", "-n", NAMESPACE, "-l", &selector]);
-        if let Some(set) = sets["items"].as_array().and_then(|items| items.first()) {
-            let init = set["spec"]["template"]["spec"]["initContainers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c["name"] == "server-config-init")
-                .unwrap_or_else(|| panic!("no server-config-init container: {set}"));
-            let data = init["env"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["name"] == "CONFIG_FILE_DATA")
-                .unwrap_or_else(|| panic!("no CONFIG_FILE_DATA: {init}"));
-            return serde_json::from_str(data["value"].as_str().unwrap()).unwrap();
+        let list = live.kubectl_json(&["get", kind, "-n", NAMESPACE, "-l", selector]);
+        if let Some(first) = list["items"].as_array().and_then(|items| items.first()) {
+            return first.clone();
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no StatefulSet for {cluster} after 180 s"
+            "no {kind} {selector} after 180 s"
         );
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
