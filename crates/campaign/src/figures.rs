@@ -302,37 +302,28 @@ pub fn flushed_bytes(system_log: &Path, keyspace: &str, window: Window) -> f64 {
 /// Bytes written by compactions of the keyspace's tables that finished within the window, from the
 /// node's `system.compaction_history`.
 pub fn compacted_bytes(address: SocketAddr, keyspace: &str, window: Window) -> Result<f64, String> {
-    let keyspace = keyspace.to_string();
-    cqlbench_cluster::cql::block_on(async move {
-        let session = cqlbench_cluster::cql::single_node_session(address, Duration::from_secs(10))
-            .await
-            .map_err(|e| e.to_string())?;
-        let rows = session
-            .query_unpaged(
-                "SELECT keyspace_name, compacted_at, bytes_out FROM system.compaction_history",
-                &[],
-            )
-            .await
-            .map_err(|e| e.to_string())?
-            .into_rows_result()
-            .map_err(|e| e.to_string())?;
-        let mut total = 0.0;
-        for row in rows
-            .rows::<(
-                Option<String>,
-                Option<scylla::value::CqlTimestamp>,
-                Option<i64>,
-            )>()
-            .map_err(|e| e.to_string())?
-        {
-            let (ks, at, bytes) = row.map_err(|e| e.to_string())?;
-            let at_s = at.map_or(0.0, |t| t.0 as f64 / 1000.0);
-            if ks.as_deref() == Some(keyspace.as_str()) && window.contains(at_s) {
-                total += bytes.unwrap_or(0) as f64;
-            }
+    let rows = cqlbench_cluster::cql::query_node(
+        address,
+        Duration::from_secs(10),
+        "SELECT keyspace_name, compacted_at, bytes_out FROM system.compaction_history",
+    )
+    .map_err(|e| e.to_string())?;
+    let mut total = 0.0;
+    for row in rows
+        .rows::<(
+            Option<String>,
+            Option<scylla::value::CqlTimestamp>,
+            Option<i64>,
+        )>()
+        .map_err(|e| e.to_string())?
+    {
+        let (ks, at, bytes) = row.map_err(|e| e.to_string())?;
+        let at_s = at.map_or(0.0, |t| t.0 as f64 / 1000.0);
+        if ks.as_deref() == Some(keyspace) && window.contains(at_s) {
+            total += bytes.unwrap_or(0) as f64;
         }
-        Ok(total)
-    })
+    }
+    Ok(total)
 }
 
 /// Collects one node's figures and writes `gc.log` (the window's lines), `gc-analysis.json`,

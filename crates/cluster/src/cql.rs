@@ -11,6 +11,7 @@ use std::time::Duration;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::host_filter::AllowListHostFilter;
+use scylla::response::query_result::QueryRowsResult;
 
 use crate::error::{ClusterError, Result};
 
@@ -64,8 +65,13 @@ pub async fn single_node_session(address: SocketAddr, timeout: Duration) -> Resu
     }
 }
 
-/// Asks the node at `address` for its tokens and peers.
-pub async fn node_view(address: SocketAddr, timeout: Duration) -> Result<NodeView> {
+/// Asks the node at `address` for its tokens and peers. Blocking: the driver's futures are polled
+/// here, so that they are compiled once, in this crate, not in every caller.
+pub fn node_view(address: SocketAddr, timeout: Duration) -> Result<NodeView> {
+    block_on(fetch_node_view(address, timeout))
+}
+
+async fn fetch_node_view(address: SocketAddr, timeout: Duration) -> Result<NodeView> {
     let session = single_node_session(address, timeout).await?;
     let cql = |e: &dyn std::fmt::Display| ClusterError::Cql(format!("{address}: {e}"));
     let local = session
@@ -100,6 +106,27 @@ pub async fn node_view(address: SocketAddr, timeout: Duration) -> Result<NodeVie
         rack,
         peers,
     })
+}
+
+/// The rows of one query (without bound values) that the node at `address` alone answers.
+/// Blocking, for the same reason as [`node_view`].
+pub fn query_node(address: SocketAddr, timeout: Duration, cql: &str) -> Result<QueryRowsResult> {
+    block_on(fetch_rows(address, timeout, cql.to_string()))
+}
+
+async fn fetch_rows(
+    address: SocketAddr,
+    timeout: Duration,
+    cql: String,
+) -> Result<QueryRowsResult> {
+    let session = single_node_session(address, timeout).await?;
+    let failed = |e: &dyn std::fmt::Display| ClusterError::Cql(format!("{address}: {cql}: {e}"));
+    session
+        .query_unpaged(cql.as_str(), &[])
+        .await
+        .map_err(|e| failed(&e))?
+        .into_rows_result()
+        .map_err(|e| failed(&e))
 }
 
 fn parse_tokens(tokens: Option<Vec<String>>) -> Vec<i64> {

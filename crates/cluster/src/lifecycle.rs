@@ -557,7 +557,7 @@ fn check_node(
     if !cql::port_open(address) {
         return Err(format!("CQL port {address} not open yet"));
     }
-    let view = cql::block_on(cql::node_view(address, CQL_CHECK_TIMEOUT))
+    let view = cql::node_view(address, CQL_CHECK_TIMEOUT)
         .map_err(|e| format!("CQL not answering yet ({e})"))?;
     if !with_peers {
         return Ok(());
@@ -929,7 +929,7 @@ pub fn status(home: &Home, name: &str) -> Result<ClusterStatus> {
     for node in &state.nodes {
         let process_state = node.process_state();
         let view = if process_state == ProcessState::Running && cql::port_open(node.cql_address()) {
-            cql::block_on(cql::node_view(node.cql_address(), CQL_CHECK_TIMEOUT)).ok()
+            cql::node_view(node.cql_address(), CQL_CHECK_TIMEOUT).ok()
         } else {
             None
         };
