@@ -15,8 +15,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::cql::{block_on, single_node_session};
-use support::{cqlbench, cqlbench_with, status_json, ClusterGuard};
+use cqlbench_testkit::{Driver, NONE};
+use support::{cqlbench, cqlbench_with, keyvalue_requests, status_json, ClusterGuard};
 
 const NAME: &str = "test-dcs";
 const UP: [&str; 19] = [
@@ -59,59 +59,28 @@ fn step(what: &str) {
 /// Requests node `address` itself coordinated for `dcs.keyvalue` (reads + writes), and the writes
 /// it stored as a replica, from its own per-table metrics.
 fn node_counts(address: SocketAddr) -> (i64, i64) {
-    block_on(async move {
-        let session = single_node_session(address, Duration::from_secs(20))
-            .await
-            .expect("session");
-        let mut counts = BTreeMap::new();
-        for table in [
-            "coordinator_read_latency",
-            "coordinator_write_latency",
-            "local_write_latency",
-        ] {
-            let cql = format!(
-                "SELECT count FROM system_views.{table} \
-                 WHERE keyspace_name = 'dcs' AND table_name = 'keyvalue'"
-            );
-            let rows = session
-                .query_unpaged(cql, &[])
-                .await
-                .expect("metrics query")
-                .into_rows_result()
-                .expect("rows");
-            let count = rows
-                .maybe_first_row::<(i64,)>()
-                .expect("count row")
-                .map_or(0, |(c,)| c);
-            counts.insert(table, count);
-        }
-        (
-            counts["coordinator_read_latency"] + counts["coordinator_write_latency"],
-            counts["local_write_latency"],
-        )
-    })
+    let count = |view| keyvalue_requests(address, "dcs", view);
+    (
+        count("coordinator_read_latency") + count("coordinator_write_latency"),
+        count("local_write_latency"),
+    )
 }
 
 /// The replication map of keyspace `dcs`, as node `address` stores it in system_schema.
 fn replication(address: SocketAddr) -> BTreeMap<String, String> {
-    block_on(async move {
-        let session = single_node_session(address, Duration::from_secs(20))
-            .await
-            .expect("session");
-        let rows = session
-            .query_unpaged(
-                "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'dcs'",
-                &[],
-            )
-            .await
-            .expect("schema query")
-            .into_rows_result()
-            .expect("rows");
-        let (map,) = rows
-            .single_row::<(BTreeMap<String, String>,)>()
-            .expect("keyspace dcs exists");
-        map
-    })
+    let session = Driver::connect_single(address, Duration::from_secs(20)).expect("session");
+    let rows = session
+        .query(
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'dcs'",
+            NONE,
+        )
+        .expect("schema query")
+        .into_rows_result()
+        .expect("rows");
+    let (map,) = rows
+        .single_row::<(BTreeMap<String, String>,)>()
+        .expect("keyspace dcs exists");
+    map
 }
 
 /// `cqlbench run KeyValue` on keyspace `dcs` through `host`, routed to `dc`; returns the summary.

@@ -4,9 +4,9 @@
 #[path = "common/cluster_support.rs"]
 mod support;
 
-use cqlbench_cluster::cql::block_on;
 use cqlbench_cluster::{jdk, Home};
-use support::{jcmd, session, ClusterGuard};
+use cqlbench_testkit::NONE;
+use support::{jcmd, release_version, session, ClusterGuard};
 
 #[test]
 fn cassandra_40_on_an_installed_jdk11_with_cms() {
@@ -53,26 +53,18 @@ fn cassandra_40_on_an_installed_jdk11_with_cms() {
     }
 
     let contact = state.cql_contact_points();
-    let release = block_on(async move {
-        let session = session(&contact).await;
-        session
-            .query_unpaged(
-                "CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-                &[],
-            )
-            .await
+    {
+        let session = session(&contact);
+        session.query("CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", NONE)
             .expect("create keyspace");
         session
-            .query_unpaged("CREATE TABLE k.t (k int PRIMARY KEY, v int)", &[])
-            .await
+            .query("CREATE TABLE k.t (k int PRIMARY KEY, v int)", NONE)
             .expect("create table");
         session
-            .query_unpaged("INSERT INTO k.t (k, v) VALUES (1, 2)", &[])
-            .await
+            .query("INSERT INTO k.t (k, v) VALUES (1, 2)", NONE)
             .expect("insert");
         let value = session
-            .query_unpaged("SELECT v FROM k.t WHERE k = 1", &[])
-            .await
+            .query("SELECT v FROM k.t WHERE k = 1", NONE)
             .expect("select")
             .into_rows_result()
             .expect("rows")
@@ -80,17 +72,8 @@ fn cassandra_40_on_an_installed_jdk11_with_cms() {
             .expect("row")
             .0;
         assert_eq!(value, 2);
-        session
-            .query_unpaged("SELECT release_version FROM system.local", &[])
-            .await
-            .expect("version")
-            .into_rows_result()
-            .expect("rows")
-            .single_row::<(String,)>()
-            .expect("row")
-            .0
-    });
-    assert_eq!(release, "4.0.19");
+    }
+    assert_eq!(release_version(&state), "4.0.19");
 
     // The live JVM runs CMS with the seed's flags (and without UseParNewGC, fatal on JDK 11).
     let node = &state.nodes[0];

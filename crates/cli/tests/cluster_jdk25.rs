@@ -12,9 +12,8 @@ mod support;
 use std::path::Path;
 use std::time::Instant;
 
-use cqlbench_cluster::cql::block_on;
 use cqlbench_cluster::{ClusterState, NodeState};
-use scylla::statement::Consistency;
+use cqlbench_testkit::{Consistency, NONE};
 use support::{cqlbench_with, jcmd, session, statement, ClusterGuard, Run};
 
 struct Collector {
@@ -123,76 +122,62 @@ fn gc_analyze(guard: &ClusterGuard, gc_log: &Path) -> serde_json::Value {
 fn write_and_read(state: &ClusterState, round: i32, version: &str) {
     let contact = state.cql_contact_points();
     let version = version.to_string();
-    block_on(async move {
-        let session = session(&contact).await;
-        let one = Consistency::One;
-        for cql in [
-            "CREATE KEYSPACE IF NOT EXISTS k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-            "CREATE TABLE IF NOT EXISTS k.t (round int, i int, v text, PRIMARY KEY (round, i))",
-        ] {
-            session
-                .query_unpaged(statement(cql, Consistency::All), &[])
-                .await
-                .unwrap_or_else(|e| panic!("{cql}: {e}"));
-        }
-        let insert = session
-            .prepare(statement(
-                "INSERT INTO k.t (round, i, v) VALUES (?, ?, ?)",
-                one,
-            ))
-            .await
-            .expect("prepare insert");
-        for i in 0..200 {
-            session
-                .execute_unpaged(&insert, (round, i, format!("{round}-{i}")))
-                .await
-                .expect("insert");
-        }
-        let select = session
-            .prepare(statement("SELECT i, v FROM k.t WHERE round = ?", one))
-            .await
-            .expect("prepare select");
-        for earlier in 0..=round {
-            let rows: Vec<(i32, String)> = session
-                .execute_unpaged(&select, (earlier,))
-                .await
-                .expect("select")
-                .into_rows_result()
-                .expect("rows")
-                .rows::<(i32, String)>()
-                .expect("typed rows")
-                .map(|r| r.expect("row"))
-                .collect();
-            assert_eq!(rows.len(), 200, "round {earlier} on round {round}");
-            for (i, v) in rows {
-                assert_eq!(v, format!("{earlier}-{i}"));
-            }
-        }
-        let release: String = session
-            .query_unpaged("SELECT release_version FROM system.local", &[])
-            .await
-            .expect("release_version")
+    let session = session(&contact);
+    let one = Consistency::One;
+    for cql in [
+        "CREATE KEYSPACE IF NOT EXISTS k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE IF NOT EXISTS k.t (round int, i int, v text, PRIMARY KEY (round, i))",
+    ] {
+        session.query(statement(cql, Consistency::All), NONE)
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let insert = session
+        .prepare(statement(
+            "INSERT INTO k.t (round, i, v) VALUES (?, ?, ?)",
+            one,
+        ))
+        .expect("prepare insert");
+    for i in 0..200 {
+        session
+            .execute(&insert, &(round, i, format!("{round}-{i}")))
+            .expect("insert");
+    }
+    let select = session
+        .prepare(statement("SELECT i, v FROM k.t WHERE round = ?", one))
+        .expect("prepare select");
+    for earlier in 0..=round {
+        let rows: Vec<(i32, String)> = session
+            .execute(&select, &(earlier,))
+            .expect("select")
             .into_rows_result()
             .expect("rows")
-            .single_row::<(String,)>()
-            .expect("row")
-            .0;
-        assert_eq!(release, version);
-        // User-defined functions stay disabled under the shim.
-        let udf = session
-            .query_unpaged(
-                "CREATE FUNCTION k.f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'",
-                &[],
-            )
-            .await;
-        let refusal = udf.expect_err("a UDF was created without a Security Manager");
-        assert!(
-            refusal
-                .to_string()
-                .contains("User-defined functions are disabled"),
-            "{refusal}"
-        );
-    });
+            .rows::<(i32, String)>()
+            .expect("typed rows")
+            .map(|r| r.expect("row"))
+            .collect();
+        assert_eq!(rows.len(), 200, "round {earlier} on round {round}");
+        for (i, v) in rows {
+            assert_eq!(v, format!("{earlier}-{i}"));
+        }
+    }
+    let release: String = session
+        .query("SELECT release_version FROM system.local", NONE)
+        .expect("release_version")
+        .into_rows_result()
+        .expect("rows")
+        .single_row::<(String,)>()
+        .expect("row")
+        .0;
+    assert_eq!(release, version);
+    // User-defined functions stay disabled under the shim.
+    let udf = session.query("CREATE FUNCTION k.f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'", NONE);
+    let refusal = udf.expect_err("a UDF was created without a Security Manager");
+    assert!(
+        refusal
+            .to_string()
+            .contains("User-defined functions are disabled"),
+        "{refusal}"
+    );
 }
 
 /// A private CQLBENCH_HOME whose Cassandra, JDK and shim caches are links to the shared ones, so that

@@ -6,8 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::cql::block_on;
-use scylla::statement::Consistency;
+use cqlbench_testkit::{Consistency, NONE};
 use support::{cqlbench, jcmd, session, statement, status_json, ClusterGuard};
 
 const NAME: &str = "test-one-node";
@@ -50,39 +49,31 @@ fn one_node_shenandoah_cluster_round_trip() {
 
     // CQL answers: a real write and read back.
     let contact = state.cql_contact_points();
-    let value = block_on(async move {
-        let session = session(&contact).await;
-        session
-            .query_unpaged(
-                "CREATE KEYSPACE IF NOT EXISTS one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-                &[],
-            )
-            .await
+    let value = {
+        let session = session(&contact);
+        session.query("CREATE KEYSPACE IF NOT EXISTS one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", NONE)
             .expect("create keyspace");
         session
-            .query_unpaged(
+            .query(
                 "CREATE TABLE IF NOT EXISTS one.kv (k int PRIMARY KEY, v text)",
-                &[],
+                NONE,
             )
-            .await
             .expect("create table");
         for k in 0..500 {
             session
-                .query_unpaged(
+                .query(
                     statement("INSERT INTO one.kv (k, v) VALUES (?, ?)", Consistency::One),
-                    (k, format!("value-{k}")),
+                    &(k, format!("value-{k}")),
                 )
-                .await
                 .expect("insert");
         }
         let rows = session
-            .query_unpaged("SELECT v FROM one.kv WHERE k = 42", &[])
-            .await
+            .query("SELECT v FROM one.kv WHERE k = 42", NONE)
             .expect("select")
             .into_rows_result()
             .expect("rows");
         rows.single_row::<(String,)>().expect("one row").0
-    });
+    };
     assert_eq!(value, "value-42");
 
     // The live JVM runs Shenandoah with the requested heap, and the state file recorded it.

@@ -8,9 +8,12 @@ mod support;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use cqlbench_cluster::cql::{block_on, node_view, single_node_session};
-use scylla::statement::Consistency;
-use support::{cqlbench, session, session_through, statement, status_json, ClusterGuard, Proc};
+use cqlbench_cluster::cql::node_view;
+use cqlbench_testkit::{Consistency, NONE};
+use support::{
+    cqlbench, keyvalue_requests, session, session_through, statement, status_json, ClusterGuard,
+    Proc,
+};
 
 const NAME: &str = "test-three-nodes";
 const UP: [&str; 10] = [
@@ -28,41 +31,37 @@ const UP: [&str; 10] = [
 
 /// Writes rows `range` at QUORUM, coordinated by `contact` only; returns how many succeeded.
 fn write_quorum(contact: Vec<SocketAddr>, range: std::ops::Range<i32>) -> usize {
-    block_on(async move {
-        let session = session_through(&contact).await;
-        let mut written = 0;
-        for k in range {
-            let insert = statement(
-                "INSERT INTO three.kv (k, v) VALUES (?, ?)",
-                Consistency::Quorum,
-            );
-            if session.query_unpaged(insert, (k, k * 10)).await.is_ok() {
-                written += 1;
-            }
+    let session = session_through(&contact);
+    let mut written = 0;
+    for k in range {
+        let insert = statement(
+            "INSERT INTO three.kv (k, v) VALUES (?, ?)",
+            Consistency::Quorum,
+        );
+        if session.query(insert, &(k, k * 10)).is_ok() {
+            written += 1;
         }
-        written
-    })
+    }
+    written
 }
 
 /// Reads rows `range` at ALL; returns how many came back with the written value.
 fn read_all(contact: Vec<SocketAddr>, range: std::ops::Range<i32>) -> usize {
-    block_on(async move {
-        let session = session(&contact).await;
-        let mut found = 0;
-        for k in range {
-            let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
-            let Ok(result) = session.query_unpaged(select, (k,)).await else {
-                continue;
-            };
-            let Ok(rows) = result.into_rows_result() else {
-                continue;
-            };
-            if rows.maybe_first_row::<(i32,)>().ok().flatten() == Some((k * 10,)) {
-                found += 1;
-            }
+    let session = session(&contact);
+    let mut found = 0;
+    for k in range {
+        let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
+        let Ok(result) = session.query(select, &(k,)) else {
+            continue;
+        };
+        let Ok(rows) = result.into_rows_result() else {
+            continue;
+        };
+        if rows.maybe_first_row::<(i32,)>().ok().flatten() == Some((k * 10,)) {
+            found += 1;
         }
-        found
-    })
+    }
+    found
 }
 
 /// Waits until every node, as the only coordinator, answers a read at ALL: each sees every replica
@@ -74,11 +73,8 @@ fn wait_all_see_all(contact: &[SocketAddr]) {
             &format!("{node} coordinates a read at ALL"),
             Duration::from_secs(60),
             || {
-                block_on(async move {
-                    let session = session_through(&[node]).await;
-                    let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
-                    session.query_unpaged(select, (0,)).await.is_ok()
-                })
+                let select = statement("SELECT v FROM three.kv WHERE k = ?", Consistency::All);
+                session_through(&[node]).query(select, &(0,)).is_ok()
             },
         );
     }
@@ -116,8 +112,7 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
 
     // Every node lists the two others, with tokens, in system.peers.
     for node in &state.nodes {
-        let view =
-            block_on(node_view(node.cql_address(), Duration::from_secs(10))).expect("node view");
+        let view = node_view(node.cql_address(), Duration::from_secs(10)).expect("node view");
         assert_eq!(view.local_tokens.len(), 16);
         for other in state.nodes.iter().filter(|o| o.index != node.index) {
             assert!(
@@ -167,27 +162,8 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     let mut stored = 0;
     for node in &state.nodes {
         let address = node.cql_address();
-        let (coordinated, local) = block_on(async move {
-            let session = single_node_session(address, Duration::from_secs(10))
-                .await
-                .expect("session");
-            let mut counts = Vec::new();
-            for table in ["coordinator_write_latency", "local_write_latency"] {
-                let cql = format!(
-                    "SELECT count FROM system_views.{table} \
-                     WHERE keyspace_name = 'routing' AND table_name = 'keyvalue'"
-                );
-                let rows = session
-                    .query_unpaged(cql, &[])
-                    .await
-                    .expect("metrics query")
-                    .into_rows_result()
-                    .expect("rows");
-                let (count,) = rows.single_row::<(i64,)>().expect("one row");
-                counts.push(count);
-            }
-            (counts[0], counts[1])
-        });
+        let coordinated = keyvalue_requests(address, "routing", "coordinator_write_latency");
+        let local = keyvalue_requests(address, "routing", "local_write_latency");
         assert!(local > 0, "node {} stored none of the writes", node.index);
         assert_eq!(
             coordinated, local,
@@ -199,25 +175,17 @@ fn three_node_cluster_survives_pauses_kills_and_crashes() {
     assert_eq!(stored, 1500, "writes stored over the three nodes");
 
     // RF=3: QUORUM writes, read back at ALL.
-    let schema_contact = contact.clone();
-    block_on(async move {
-        let session = session(&schema_contact).await;
-        session
-            .query_unpaged(
-                "CREATE KEYSPACE three WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-                &[],
-            )
-            .await
-            .expect("create keyspace");
-        session
-            .query_unpaged("CREATE TABLE three.kv (k int PRIMARY KEY, v int)", &[])
-            .await
-            .expect("create table");
-        session
-            .await_schema_agreement()
-            .await
-            .expect("schema agreement");
-    });
+    let schema = session(&contact);
+    schema
+        .query(
+            "CREATE KEYSPACE three WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+            NONE,
+        )
+        .expect("create keyspace");
+    schema
+        .query("CREATE TABLE three.kv (k int PRIMARY KEY, v int)", NONE)
+        .expect("create table");
+    schema.await_schema_agreement().expect("schema agreement");
     wait_all_see_all(&contact);
     assert_eq!(write_quorum(contact.clone(), 0..100), 100);
     assert_eq!(read_all(contact.clone(), 0..100), 100);

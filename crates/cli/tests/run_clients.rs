@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use cqlbench_testkit::{timed_statement, Driver, NONE};
+
 use run_support::{
     accounted, assert_rate_facts, cqlbench_command, cqlbench_ok, f64_at, one_line_error,
     read_summary, spawn_cqlbench, unix_now, warm_keyvalue, write_start, Children, Progress,
@@ -88,24 +90,16 @@ fn same_bucket(merged_ms: f64, python_us: f64) -> bool {
 
 /// Every key of the table (the driver, outside cqlbench's own code path).
 fn keys_in_table(host: &str) -> BTreeSet<u64> {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let session = scylla::client::session_builder::SessionBuilder::new()
-            .known_node(host)
-            .build()
-            .await
-            .unwrap_or_else(|e| panic!("connect to {host}: {e}"));
-        let mut statement = scylla::statement::unprepared::Statement::new(format!(
-            "SELECT key FROM {KEYSPACE}.keyvalue"
-        ));
-        statement.set_request_timeout(Some(Duration::from_secs(60)));
-        let result = session.query_unpaged(statement, &[]).await.unwrap();
-        let rows = result.into_rows_result().unwrap();
-        rows.rows::<(String,)>()
-            .unwrap()
-            .map(|row| row.unwrap().0.parse::<u64>().expect("numeric key"))
-            .collect()
-    })
+    let session = Driver::connect_to(host).unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+    let cql = format!("SELECT key FROM {KEYSPACE}.keyvalue");
+    let result = session
+        .query(timed_statement(&cql, Duration::from_secs(60)), NONE)
+        .unwrap();
+    let rows = result.into_rows_result().unwrap();
+    rows.rows::<(String,)>()
+        .unwrap()
+        .map(|row| row.unwrap().0.parse::<u64>().expect("numeric key"))
+        .collect()
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use cqlbench_cluster::{ClusterSpec, Home};
+use cqlbench_testkit::{Driver, NONE};
 use run_support::{
     assert_rate_facts, cqlbench_command, long_server_timeouts, one_line_error, read_summary,
     spawn_cqlbench, Progress,
@@ -123,28 +124,19 @@ impl Drop for TlsNode {
 type Client = (Option<String>, Option<bool>, Option<String>);
 
 fn node_clients() -> Vec<Client> {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let session = scylla::client::session_builder::SessionBuilder::new()
-            .known_node(format!("{ADDRESS}:9042"))
-            .user("cassandra", "cassandra")
-            .build()
-            .await
-            .unwrap();
-        session
-            .query_unpaged(
-                "SELECT driver_name, ssl_enabled, username FROM system_views.clients",
-                &[],
-            )
-            .await
-            .unwrap()
-            .into_rows_result()
-            .unwrap()
-            .rows::<Client>()
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    })
+    Driver::connect_as(&format!("{ADDRESS}:9042"), "cassandra", "cassandra")
+        .unwrap()
+        .query(
+            "SELECT driver_name, ssl_enabled, username FROM system_views.clients",
+            NONE,
+        )
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<Client>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 #[test]

@@ -5,6 +5,8 @@ mod run_support;
 
 use std::time::{Duration, Instant};
 
+use cqlbench_testkit::{timed_statement, DeserializeRow, Driver, NONE};
+
 use run_support::{
     accounted, cqlbench_command, cqlbench_ok, f64_at, hlog_intervals, hlog_total, interval_rows,
     one_line_error, read_summary, signal, spawn_cqlbench, warm_keyvalue, Frozen, Progress,
@@ -603,18 +605,10 @@ fn overload_is_reported_not_hidden(node: &TestNode, dir: &std::path::Path) {
 /// The first row of a query, as the given tuple type.
 fn first_row<T>(host: &str, cql: &str) -> T
 where
-    T: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    T: for<'f, 'm> DeserializeRow<'f, 'm>,
 {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let session = scylla::client::session_builder::SessionBuilder::new()
-            .known_node(host)
-            .build()
-            .await
-            .unwrap();
-        let result = session.query_unpaged(cql, &[]).await.unwrap();
-        result.into_rows_result().unwrap().first_row::<T>().unwrap()
-    })
+    let result = Driver::connect_to(host).unwrap().query(cql, NONE).unwrap();
+    result.into_rows_result().unwrap().first_row::<T>().unwrap()
 }
 
 /// The seed's table options (compaction map with a trailing table option), populate with progress,
@@ -871,21 +865,15 @@ fn rows_equal_successful_writes(node: &TestNode, dir: &std::path::Path) {
     let reads = f64_at(&summary, "ops.read.count") as u64;
     assert!((3800..5200).contains(&reads), "{reads} reads at -r 0.3");
 
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let rows: i64 = runtime.block_on(async {
-        let session = scylla::client::session_builder::SessionBuilder::new()
-            .known_node(&node.host)
-            .build()
-            .await
-            .unwrap();
-        let mut statement = scylla::statement::unprepared::Statement::new(
-            "SELECT COUNT(*) FROM load_unique.keyvalue",
-        );
-        statement.set_request_timeout(Some(Duration::from_secs(60)));
-        let result = session.query_unpaged(statement, &[]).await.unwrap();
-        let (count,): (i64,) = result.into_rows_result().unwrap().single_row().unwrap();
-        count
-    });
+    let statement = timed_statement(
+        "SELECT COUNT(*) FROM load_unique.keyvalue",
+        Duration::from_secs(60),
+    );
+    let result = Driver::connect_to(&node.host)
+        .unwrap()
+        .query(statement, NONE)
+        .unwrap();
+    let (rows,): (i64,) = result.into_rows_result().unwrap().single_row().unwrap();
     assert_eq!(
         rows as u64, ok_writes,
         "rows in the table vs successful writes reported"

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use scylla::value::CqlTimestamp;
+use cqlbench_testkit::value::{Counter, CqlTimestamp};
+use cqlbench_testkit::{timed_statement, DeserializeRow, Driver, PagingState, NONE};
 
 use run_support::{cqlbench_command, cqlbench_ok, one_line_error, read_summary, TestNode};
 
@@ -176,44 +177,28 @@ blocks:
         instrument: true
 "#;
 
-fn driver(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let session = runtime.block_on(async {
-        scylla::client::session_builder::SessionBuilder::new()
-            .known_node(host)
-            .build()
-            .await
-            .unwrap_or_else(|e| panic!("connect to {host}: {e}"))
-    });
-    (runtime, session)
-}
-
 /// Rows of `cql`, each deserialized as `T`, through the driver (not cqlbench's own code path).
 fn rows<T>(host: &str, cql: &str) -> Vec<T>
 where
-    T: for<'frame, 'metadata> scylla::deserialize::row::DeserializeRow<'frame, 'metadata>,
+    T: for<'frame, 'metadata> DeserializeRow<'frame, 'metadata>,
 {
-    let (runtime, session) = driver(host);
-    runtime.block_on(async {
-        let mut statement = scylla::statement::unprepared::Statement::new(cql);
-        statement.set_request_timeout(Some(Duration::from_secs(60)));
-        statement.set_page_size(5000);
-        let mut out = Vec::new();
-        let mut state = scylla::response::PagingState::start();
-        loop {
-            let (result, next) = session
-                .query_single_page(statement.clone(), &[], state)
-                .await
-                .unwrap_or_else(|e| panic!("{cql}: {e}"));
-            let page = result.into_rows_result().unwrap();
-            out.extend(page.rows::<T>().unwrap().map(|r| r.unwrap()));
-            match next.into_paging_control_flow() {
-                std::ops::ControlFlow::Break(()) => break,
-                std::ops::ControlFlow::Continue(s) => state = s,
-            }
+    let session = Driver::connect_to(host).unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+    let mut statement = timed_statement(cql, Duration::from_secs(60));
+    statement.set_page_size(5000);
+    let mut out = Vec::new();
+    let mut state = PagingState::start();
+    loop {
+        let (result, next) = session
+            .query_page(statement.clone(), NONE, state)
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+        let page = result.into_rows_result().unwrap();
+        out.extend(page.rows::<T>().unwrap().map(|r| r.unwrap()));
+        match next.into_paging_control_flow() {
+            std::ops::ControlFlow::Break(()) => break,
+            std::ops::ControlFlow::Continue(s) => state = s,
         }
-        out
-    })
+    }
+    out
 }
 
 /// The tables of `keyspace` as the node has them now (none when it does not exist).
@@ -331,7 +316,7 @@ fn a_workload_file_runs_what_it_promises_and_refuses_what_it_cannot() {
     }
 
     // Each successful bump added 1 (fixed(1)) to a counter: the counters sum to the bumps.
-    let counters = rows::<(scylla::value::Counter,)>(host, "SELECT n FROM wl.hits");
+    let counters = rows::<(Counter,)>(host, "SELECT n FROM wl.hits");
     let sum: i64 = counters.iter().map(|(n,)| n.0).sum();
     assert_eq!(sum as f64, count("bump"));
 
@@ -588,7 +573,7 @@ operations:
     assert_eq!((keys[0], keys[999]), (0, 999));
     let summary = read_summary(&out);
     let bumps = summary["ops"]["bump"]["count"].as_u64().unwrap();
-    let hits = rows::<(scylla::value::Counter,)>(host, "SELECT n FROM batches.batched_hits");
+    let hits = rows::<(Counter,)>(host, "SELECT n FROM batches.batched_hits");
     let total: i64 = hits.iter().map(|(n,)| n.0).sum();
     assert_eq!(
         total as u64,
@@ -970,7 +955,7 @@ fn a_nosqlbench_workload_runs_its_scenario(host: &str, dir: &Path) {
     // nosqlbench's bucket sequence of ratios 1 and 3 (read, write, write, write): exactly 1:3.
     assert_eq!((reads, writes), (1000, 3000), "{summary}");
 
-    type Reading = (String, i32, i32, String, scylla::value::CqlTimestamp, f64);
+    type Reading = (String, i32, i32, String, CqlTimestamp, f64);
     let readings: Vec<Reading> = rows(
         host,
         "SELECT device, seq, reading, note, at, level FROM nbks.readings",

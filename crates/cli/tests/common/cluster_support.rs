@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use cqlbench_cluster::{ClusterState, Home};
+use cqlbench_testkit::{Consistency, Driver, Statement, NONE};
 
 /// The result of one `cqlbench` invocation.
 pub struct Run {
@@ -264,39 +265,19 @@ pub fn assert_node_ended(node: &cqlbench_cluster::NodeState, proc: Proc, context
 }
 
 /// A CQL statement at a chosen consistency level with a bounded request timeout.
-pub fn statement(
-    cql: &str,
-    consistency: scylla::statement::Consistency,
-) -> scylla::statement::Statement {
-    let mut statement = scylla::statement::Statement::new(cql);
-    statement.set_consistency(consistency);
-    statement.set_request_timeout(Some(std::time::Duration::from_secs(10)));
-    statement
+pub fn statement(cql: &str, consistency: Consistency) -> Statement {
+    cqlbench_testkit::statement(cql, consistency, std::time::Duration::from_secs(10))
 }
 
 /// A driver session over the given contact points.
-pub async fn session(contact_points: &[std::net::SocketAddr]) -> scylla::client::session::Session {
-    let mut builder = scylla::client::session_builder::SessionBuilder::new();
-    for point in contact_points {
-        builder = builder.known_node_addr(*point);
-    }
-    builder.build().await.expect("CQL session")
+pub fn session(contact_points: &[std::net::SocketAddr]) -> Driver {
+    Driver::connect(contact_points).expect("CQL session")
 }
 
 /// A session that only ever coordinates through `coordinators` (e.g. all but a paused node, which
 /// the driver cannot tell from a slow one), while replicas still include every node.
-pub async fn session_through(
-    coordinators: &[std::net::SocketAddr],
-) -> scylla::client::session::Session {
-    let filter =
-        scylla::policies::host_filter::AllowListHostFilter::new(coordinators.iter().copied())
-            .expect("allow list");
-    let mut builder = scylla::client::session_builder::SessionBuilder::new()
-        .host_filter(std::sync::Arc::new(filter));
-    for point in coordinators {
-        builder = builder.known_node_addr(*point);
-    }
-    builder.build().await.expect("CQL session")
+pub fn session_through(coordinators: &[std::net::SocketAddr]) -> Driver {
+    Driver::connect_through(coordinators).expect("CQL session")
 }
 
 /// `jcmd PID COMMAND` with the cluster's own JDK; returns stdout.
@@ -316,19 +297,32 @@ pub fn status_json(name: &str) -> serde_json::Value {
     serde_json::from_str(&run.stdout).expect("status --json is JSON")
 }
 
+/// How many requests node `address` counted for table `keyspace.keyvalue` in one of its own latency
+/// tables (`system_views.coordinator_write_latency`, `local_write_latency`, …); 0 before the first.
+pub fn keyvalue_requests(address: std::net::SocketAddr, keyspace: &str, view: &str) -> i64 {
+    let cql = format!(
+        "SELECT count FROM system_views.{view} \
+         WHERE keyspace_name = '{keyspace}' AND table_name = 'keyvalue'"
+    );
+    Driver::connect_single(address, std::time::Duration::from_secs(20))
+        .expect("session")
+        .query(cql, NONE)
+        .expect("metrics query")
+        .into_rows_result()
+        .expect("rows")
+        .maybe_first_row::<(i64,)>()
+        .expect("count row")
+        .map_or(0, |(count,)| count)
+}
+
 /// `release_version` of `system.local`, as the cluster's first contact point reports it.
 pub fn release_version(state: &ClusterState) -> String {
-    let contact = state.cql_contact_points();
-    cqlbench_cluster::cql::block_on(async move {
-        session(&contact)
-            .await
-            .query_unpaged("SELECT release_version FROM system.local", &[])
-            .await
-            .expect("version")
-            .into_rows_result()
-            .expect("rows")
-            .single_row::<(String,)>()
-            .expect("row")
-            .0
-    })
+    session(&state.cql_contact_points())
+        .query("SELECT release_version FROM system.local", NONE)
+        .expect("version")
+        .into_rows_result()
+        .expect("rows")
+        .single_row::<(String,)>()
+        .expect("row")
+        .0
 }

@@ -382,20 +382,12 @@ pub fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
 
 /// Runs one CQL statement on `host` with the scylla driver (outside cqlbench's own code path).
 pub fn execute_cql(host: &str, cql: &str) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let session = scylla::client::session_builder::SessionBuilder::new()
-            .known_node(host)
-            .build()
-            .await
-            .unwrap_or_else(|e| panic!("connect to {host}: {e}"));
-        let mut statement = scylla::statement::unprepared::Statement::new(cql);
-        statement.set_request_timeout(Some(std::time::Duration::from_secs(60)));
-        session
-            .query_unpaged(statement, &[])
-            .await
-            .unwrap_or_else(|e| panic!("{cql}: {e}"));
-    });
+    let session = cqlbench_testkit::Driver::connect_to(host)
+        .unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+    let statement = cqlbench_testkit::timed_statement(cql, std::time::Duration::from_secs(60));
+    session
+        .query(statement, cqlbench_testkit::NONE)
+        .unwrap_or_else(|e| panic!("{cql}: {e}"));
 }
 
 /// Sums the successful and failed operations of every op type in summary.json.
