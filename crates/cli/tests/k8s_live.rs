@@ -220,6 +220,20 @@ impl Drop for Live {
     }
 }
 
+/// Prints how long the test has run at each step, beside the script's own lines: written to stderr
+/// itself, which the test harness does not capture (it captures `eprintln!`), so CI's log shows where
+/// the target's minutes go.
+fn step(what: &str) {
+    use std::io::Write;
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(std::time::Instant::now);
+    let line = format!(
+        "k8s_live [{:6.1} s] {what}\n",
+        start.elapsed().as_secs_f64()
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 fn cqlbench_ok(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_cqlbench"))
         .args(args)
@@ -279,8 +293,10 @@ fn collected_gc_logs(out: &Path, cluster: &str) -> BTreeMap<PathBuf, Vec<u8>> {
 fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_behind() {
     let work = tempfile::tempdir().unwrap();
     let cluster_dir = work.path().join("cluster");
+    step("start");
     let before = HostState::now(&cluster_dir);
     let mut live = Live::start(&cluster_dir);
+    step("live cluster ready");
 
     // Both images as the README builds them (the defaults carry examples/k8s-live.toml's names), loaded
     // into the cluster's containerd.
@@ -294,7 +310,9 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
         "-o",
         cassandra_image.to_str().unwrap(),
     ]);
+    step("both images built");
     live.load(&[&load_image, &cassandra_image]);
+    step("both images loaded");
 
     let plan = repo().join("examples/k8s-live.toml");
     let out = work.path().join("results");
@@ -304,7 +322,9 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
     let mut first = k8s_run(&plan, &out, &kubeconfig);
     let mut progress = Progress::of(&mut first);
     progress.wait_for("configuration 2 of 2");
+    step("first configuration done");
     progress.wait_for_all(&["Job ", ": created"]);
+    step("second configuration's Job created; killing the first k8s run");
     signal(&first, libc::SIGKILL);
     first.wait().unwrap();
     let seen = progress.rest();
@@ -326,6 +346,7 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
         "{skipped}"
     );
     let status = second.wait().unwrap();
+    step("the second k8s run ended");
     let mut stdout = String::new();
     std::io::Read::read_to_string(second.stdout.as_mut().unwrap(), &mut stdout).unwrap();
     let seen = progress.rest();
@@ -366,11 +387,14 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
         "left by k8s delete: {left}"
     );
 
+    step("k8s delete left nothing");
     k8ssandra_carries_the_jvm_options_into_the_statefulset(&live, work.path());
+    step("K8ssandra part done");
 
     let stopped = live.stop().unwrap();
     assert!(stopped.status.success(), "{}", text(&stopped));
     assert_eq!(HostState::now(&cluster_dir), before);
+    step("live cluster stopped, nothing left");
 }
 
 /// The K8ssandra path as far as it goes here (`scripts/k8s-live.sh k8ssandra`): the example rendered for
