@@ -43,6 +43,10 @@ pub struct K8sSettings {
     pub results_size: String,
     /// Also render a Prometheus Operator `PodMonitor` selecting the load pods' `metrics` port.
     pub pod_monitor: bool,
+    /// How long each client pod keeps serving its final figures after its cell, so that one scrape
+    /// sees them (`--prometheus-linger`) [default: 15s, Prometheus' default interval]; "0s" where
+    /// nothing scrapes the pods.
+    pub metrics_linger: String,
     /// What runs the Cassandra nodes.
     pub backend: Backend,
     /// The Cassandra image of every configuration (`statefulset` only) [default: per configuration,
@@ -115,6 +119,7 @@ struct RawK8s {
     results_size: Option<Spanned<String>>,
     #[serde(default)]
     pod_monitor: bool,
+    metrics_linger: Option<Spanned<String>>,
     operator: Option<Spanned<String>>,
     cassandra_image: Option<Spanned<String>>,
 }
@@ -322,6 +327,12 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
         Some(value) => size(value, "results-size").map(|_| value.get_ref().clone())?,
         None => "10Gi".to_string(),
     };
+    let metrics_linger = match &raw.metrics_linger {
+        Some(value) => cqlbench_units::parse_duration(value.get_ref())
+            .map(|_| value.get_ref().clone())
+            .map_err(|e| at.error(value.span(), "metrics-linger", e.to_string()))?,
+        None => "15s".to_string(),
+    };
     let zones = check_zones(at, &raw)?;
     let datacenter = check_datacenter(at, &raw)?;
     let client_pods = *raw.client_pods.get_ref();
@@ -353,6 +364,7 @@ fn check_k8s(at: &Locator, raw: RawK8s) -> Result<K8sSettings, K8sError> {
         results_storage_class,
         results_size,
         pod_monitor: raw.pod_monitor,
+        metrics_linger,
         backend,
         cassandra_image: raw.cassandra_image.map(Spanned::into_inner),
     })
@@ -602,6 +614,10 @@ image = "registry.example/cqlbench:0.1.0"
             "K8ssandra's 5.0 image runs JDK 17"
         );
         assert_eq!(plan.k8s.memory_bytes, 16 << 30);
+        assert_eq!(
+            plan.k8s.metrics_linger, "15s",
+            "one scrape at Prometheus' default interval"
+        );
         assert_eq!(plan.k8s.zones, ["z1", "z2", "z3"]);
         assert_eq!(
             (plan.k8s.datacenter.as_str(), plan.k8s.client_cpu.as_str()),
@@ -653,6 +669,12 @@ image = "registry.example/cqlbench:0.1.0"
             ("bad memory quantity", "memory = \"16Gi\"", "memory = \"16GB\"", "line 28, `memory`"),
             ("bad cpu", "cpu = \"4\"", "cpu = \"four\"", "line 27, `cpu`"),
             ("zero client pods", "client-pods = 2", "client-pods = 0", "line 30, `client-pods`"),
+            (
+                "a linger that is no duration",
+                "cpu = \"4\"",
+                "cpu = \"4\"\nmetrics-linger = \"soon\"",
+                "line 28, `metrics-linger`",
+            ),
             ("zone not a label value", "\"z3\"", "\"z 3\"", "line 29, `zones`"),
             ("more zones than nodes", "\"z3\"]", "\"z3\", \"z4\"]", "`zones`: 4 zones"),
             (

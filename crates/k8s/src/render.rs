@@ -28,9 +28,6 @@ pub const RATE_ANNOTATION: &str = "cqlbench.io/rate";
 /// The client pods' named container port for `--prometheus`.
 pub const METRICS_PORT: u16 = 9464;
 pub const METRICS_PORT_NAME: &str = "metrics";
-/// How long a client pod keeps serving its final figures: one scrape at Prometheus' default 15 s
-/// interval sees them.
-const METRICS_LINGER: &str = "15s";
 
 /// Where the client pods find the plan's workload file (from its ConfigMap).
 pub const WORKLOAD_MOUNT: &str = "/etc/cqlbench/workload";
@@ -663,7 +660,7 @@ fn pod_command(
         format!("0.0.0.0:{METRICS_PORT}"),
         "--prometheus-public".into(),
         "--prometheus-linger".into(),
-        METRICS_LINGER.into(),
+        k8s.metrics_linger.clone(),
         "-o".into(),
         out_dir,
     ]);

@@ -174,6 +174,11 @@ fn jobs_run_cqlbench_on_every_client_pod_with_the_operators_credentials() {
     assert_eq!(after("-d"), "600s", "the sweep's max-duration");
     assert_eq!(after("--warmup"), "60s");
     assert_eq!(
+        after("--prometheus-linger"),
+        "15s",
+        "the plan names no metrics-linger: one scrape at Prometheus' default interval"
+    );
+    assert_eq!(
         after("-o"),
         "/results/k8s-gc-2/max/client-$(JOB_COMPLETION_INDEX)"
     );

@@ -188,3 +188,38 @@ fn zones_become_racks_each_its_own_statefulset_pinned_to_its_zone() {
     }
     assert_eq!(offsets, ["0", "2"]);
 }
+
+#[test]
+fn the_live_examples_clients_linger_only_as_long_as_the_plan_says() {
+    for (linger, expected) in [(None, "0s"), (Some("20s"), "20s")] {
+        let plan = live_plan(|text| match linger {
+            Some(value) => text.replace(
+                "metrics-linger = \"0s\"",
+                &format!("metrics-linger = \"{value}\""),
+            ),
+            None => text,
+        });
+        let jobs: Vec<(String, Value)> = objects(&plan)
+            .into_iter()
+            .filter(|(_, object)| object["kind"] == "Job")
+            .collect();
+        assert_eq!(
+            jobs.len(),
+            6,
+            "populate, max and one rate per configuration"
+        );
+        for (path, job) in jobs {
+            let args: Vec<&str> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            assert!(
+                args.windows(2)
+                    .any(|w| w == ["--prometheus-linger", expected]),
+                "{path}: {args:?}"
+            );
+        }
+    }
+}
