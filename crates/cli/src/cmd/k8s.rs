@@ -31,6 +31,8 @@ rates or [sweep]) plus a [k8s] table:
   results-storage-class = "nfs"       # ReadWriteMany class of the results volume [default: the cluster's]
   results-size = "10Gi"               # [default: 10Gi]
   pod-monitor = true                  # also a Prometheus Operator PodMonitor [default: false]
+  metrics-linger = "15s"              # client pods serve their last figures this long, for one
+                                      #   scrape [default: 15s]; "0s" where nothing scrapes them
 
 Written to DIR (stable names, sorted keys; the same plan renders the same bytes):
   00-namespace.yaml, 01-results-pvc.yaml
