@@ -52,27 +52,28 @@ fn cassandra_40_on_an_installed_jdk11_with_cms() {
         );
     }
 
-    let contact = state.cql_contact_points();
-    {
-        let session = session(&contact);
-        session.query("CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", NONE)
-            .expect("create keyspace");
-        session
-            .query("CREATE TABLE k.t (k int PRIMARY KEY, v int)", NONE)
-            .expect("create table");
-        session
-            .query("INSERT INTO k.t (k, v) VALUES (1, 2)", NONE)
-            .expect("insert");
-        let value = session
-            .query("SELECT v FROM k.t WHERE k = 1", NONE)
-            .expect("select")
-            .into_rows_result()
-            .expect("rows")
-            .single_row::<(i32,)>()
-            .expect("row")
-            .0;
-        assert_eq!(value, 2);
-    }
+    let session = session(&state.cql_contact_points());
+    session
+        .query(
+            "CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            NONE,
+        )
+        .expect("create keyspace");
+    session
+        .query("CREATE TABLE k.t (k int PRIMARY KEY, v int)", NONE)
+        .expect("create table");
+    session
+        .query("INSERT INTO k.t (k, v) VALUES (1, 2)", NONE)
+        .expect("insert");
+    let value = session
+        .query("SELECT v FROM k.t WHERE k = 1", NONE)
+        .expect("select")
+        .into_rows_result()
+        .expect("rows")
+        .single_row::<(i32,)>()
+        .expect("row")
+        .0;
+    assert_eq!(value, 2);
     assert_eq!(release_version(&state), "4.0.19");
 
     // The live JVM runs CMS with the seed's flags (and without UseParNewGC, fatal on JDK 11).

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use cqlbench_cluster::{ClusterState, NodeState};
 use cqlbench_testkit::{Consistency, NONE};
-use support::{cqlbench_with, jcmd, session, statement, ClusterGuard, Run};
+use support::{cqlbench_with, jcmd, release_version, session, statement, ClusterGuard, Run};
 
 struct Collector {
     gc: &'static str,
@@ -120,15 +120,14 @@ fn gc_analyze(guard: &ClusterGuard, gc_log: &Path) -> serde_json::Value {
 
 /// RF=1 writes of this round's rows, then reads of every round's rows so far.
 fn write_and_read(state: &ClusterState, round: i32, version: &str) {
-    let contact = state.cql_contact_points();
-    let version = version.to_string();
-    let session = session(&contact);
+    let session = session(&state.cql_contact_points());
     let one = Consistency::One;
     for cql in [
         "CREATE KEYSPACE IF NOT EXISTS k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE IF NOT EXISTS k.t (round int, i int, v text, PRIMARY KEY (round, i))",
     ] {
-        session.query(statement(cql, Consistency::All), NONE)
+        session
+            .query(statement(cql, Consistency::All), NONE)
             .unwrap_or_else(|e| panic!("{cql}: {e}"));
     }
     let insert = session
@@ -160,17 +159,12 @@ fn write_and_read(state: &ClusterState, round: i32, version: &str) {
             assert_eq!(v, format!("{earlier}-{i}"));
         }
     }
-    let release: String = session
-        .query("SELECT release_version FROM system.local", NONE)
-        .expect("release_version")
-        .into_rows_result()
-        .expect("rows")
-        .single_row::<(String,)>()
-        .expect("row")
-        .0;
-    assert_eq!(release, version);
+    assert_eq!(release_version(state), version);
     // User-defined functions stay disabled under the shim.
-    let udf = session.query("CREATE FUNCTION k.f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'", NONE);
+    let udf = session.query(
+        "CREATE FUNCTION k.f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'",
+        NONE,
+    );
     let refusal = udf.expect_err("a UDF was created without a Security Manager");
     assert!(
         refusal

@@ -51,7 +51,11 @@ fn one_node_shenandoah_cluster_round_trip() {
     let contact = state.cql_contact_points();
     let value = {
         let session = session(&contact);
-        session.query("CREATE KEYSPACE IF NOT EXISTS one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", NONE)
+        session
+            .query(
+                "CREATE KEYSPACE IF NOT EXISTS one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                NONE,
+            )
             .expect("create keyspace");
         session
             .query(

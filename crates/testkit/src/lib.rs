@@ -2,8 +2,8 @@
 //!
 //! Why a crate, and why blocking: an async function's body is compiled where its future is polled.
 //! When each test binary polled the driver's futures itself, each compiled its own optimized copy of
-//! the driver's session, query and prepare paths (about 40 s of CPU per binary in a release build,
-//! ten binaries). Here every future is polled inside this crate, behind plain functions whose
+//! the driver's session, query and prepare paths (41–58 s of CPU per binary in a release build,
+//! eleven binaries). Here every future is polled inside this crate, behind plain functions whose
 //! arguments are concrete types, so it is compiled once; a test only instantiates the row types it
 //! reads. Call these from plain code, not from inside an async block (they run their own runtime).
 
@@ -12,7 +12,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use scylla::client::session::Session;
+use scylla::client::session::Session;
+
 pub use scylla::deserialize::row::DeserializeRow;
 pub use scylla::errors::{ExecutionError, PrepareError, SchemaAgreementError};
 pub use scylla::response::query_result::QueryResult;
