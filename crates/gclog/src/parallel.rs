@@ -1,11 +1,12 @@
 //! Reading a log on every core, with the numbers of one sequential pass.
 //!
-//! A reader thread fills batches of whole lines (decompressing a gzip part as it goes); each batch
-//! is cut at line boundaries into slices that the cores parse at once; the analyser then takes the
-//! slices' results in order. Parsing a line needs nothing from the lines before it, so it is the part
-//! spread over the cores; everything that does (restarts, collections open across lines, held pauses,
-//! the time-sampled distribution) stays in the one analyser, fed in the log's order, so the result is
-//! the same as one pass by construction.
+//! A reader thread fills batches of whole lines (decompressing a gzip part as it goes) and deals
+//! them out in turn to one worker per core; each worker parses its batch on its own, and the
+//! analyser takes the parsed batches back in the same turn, so in the log's order. Parsing a line
+//! needs nothing from the lines before it, so it is the part spread over the cores; everything that
+//! does (restarts, collections open across lines, held pauses, the time-sampled distribution) stays
+//! in the one analyser, so the result is the same as one pass by construction. The stages overlap:
+//! while the analyser applies one batch, the workers parse the next ones and the reader fills more.
 //!
 //! Most lines record nothing (phase details, region counts): a slice hands those over as runs, their
 //! count and the few times that matter, so that the analyser's sequential share stays small. Within
@@ -14,13 +15,14 @@
 //! a time goes down and each part passes on its two ends.
 
 use std::io::{self, Read};
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 use crate::analysis::Analyzer;
 use crate::input::MAX_LINE_BYTES;
 use crate::parse::{parse_line_lazily, Event, Format, Line, Stamp};
 
-/// How the work is spread: `threads` cores, each taking slices of about `slice_bytes`.
+/// How the work is spread: `threads` cores, each parsing batches of about `batch_bytes`, cut into
+/// slices of about `slice_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parallelism {
     pub threads: usize,
@@ -29,27 +31,35 @@ pub struct Parallelism {
     pub batch_bytes: usize,
 }
 
+/// Batches held at once, whatever the cores: memory stays flat on large machines.
+const MAX_BATCHES_IN_FLIGHT: usize = 18;
+
 impl Parallelism {
-    /// Every core of this machine, in 1 MiB slices (a slice and what it parses to stay in a core's
-    /// cache until the analyser reads them; larger slices measured slower here).
+    /// Every core of this machine, in 1 MiB batches (a batch and what it parses to stay in a core's
+    /// cache until the analyser reads them; larger ones measured slower here).
     pub fn of_machine() -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self::with_threads(threads)
     }
 
-    /// `threads` cores (at least one), in 1 MiB slices.
+    /// `threads` cores (at least one), in 1 MiB batches.
     pub fn with_threads(threads: usize) -> Self {
-        let threads = threads.max(1);
         Parallelism {
-            threads,
+            threads: threads.max(1),
             slice_bytes: 1 << 20,
-            // At most 8 MiB read ahead, whatever the cores: memory stays flat on large machines.
-            batch_bytes: threads.min(8) << 20,
+            batch_bytes: 1 << 20,
         }
+    }
+
+    /// Buffers the reader fills in turn: one being read, and per worker one waiting, one being
+    /// parsed and one parsed, waiting for the analyser.
+    fn batches_in_flight(&self) -> usize {
+        (3 * self.threads.max(1) + 1).min(MAX_BATCHES_IN_FLIGHT)
     }
 }
 
 /// What a slice passes to the analyser, in the log's order.
+#[derive(Clone)]
 enum Item<'a> {
     /// A line with something to record.
     Line(Line<'a>),
@@ -63,6 +73,23 @@ enum Item<'a> {
     Time(Stamp),
 }
 
+type Items<'a> = Vec<Item<'a>>;
+
+self_cell::self_cell!(
+    /// A batch's lines and what they parse to, which borrows from them: handed from a worker to
+    /// the analyser without copying a line.
+    struct ParsedLines {
+        owner: Vec<u8>,
+        #[covariant]
+        dependent: Items,
+    }
+);
+
+struct ParsedBatch {
+    lines: ParsedLines,
+    consumed: u64,
+}
+
 /// Feeds everything `reader` holds to `analyzer`, parsing on `parallelism.threads` cores.
 /// `progress` gets the bytes consumed after each batch.
 pub(crate) fn feed_all(
@@ -71,75 +98,102 @@ pub(crate) fn feed_all(
     parallelism: Parallelism,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
+    let workers = parallelism.threads.max(1);
+    let batch_bytes = parallelism.batch_bytes.max(1);
+    let slice_bytes = parallelism.slice_bytes.max(1);
     std::thread::scope(|scope| {
-        let (full_sender, full) = sync_channel::<io::Result<Batch>>(1);
         let (empty, empty_receiver) = channel::<Vec<u8>>();
-        let batch_bytes = parallelism.batch_bytes.max(1);
-        // Two buffers: one being read while the other is parsed.
-        for _ in 0..2 {
+        for _ in 0..parallelism.batches_in_flight() {
             let _ = empty.send(Vec::with_capacity(batch_bytes));
         }
-        scope.spawn(move || read_batches(reader, batch_bytes, full_sender, empty_receiver));
-        for batch in full {
-            let batch = batch?;
-            feed_batch(analyzer, &batch.data, parallelism);
-            progress(batch.consumed);
-            // The reader may have stopped at an error: nothing waits for the buffer then.
-            let _ = empty.send(batch.data);
+        let (dealt, to_parse): (Vec<_>, Vec<_>) = (0..workers)
+            .map(|_| sync_channel::<io::Result<Batch>>(1))
+            .unzip();
+        scope.spawn(move || read_batches(reader, batch_bytes, dealt, empty_receiver));
+        if workers == 1 {
+            // One core: this thread parses too, with no hand-over.
+            let mut spare = Vec::new();
+            for batch in to_parse.into_iter().flatten() {
+                let batch = batch?;
+                let mut items = recycle(std::mem::take(&mut spare));
+                classify_batch(&batch.data, slice_bytes, &mut items);
+                apply(analyzer, items.drain(..));
+                spare = recycle(items);
+                progress(batch.consumed);
+                // The reader may have stopped at an error: nothing waits for the buffer then.
+                let _ = empty.send(batch.data);
+            }
+            return Ok(());
+        }
+        let (parsed, spares): (Vec<_>, Vec<_>) = to_parse
+            .into_iter()
+            .map(|batches| {
+                let (sender, parsed) = channel();
+                let (spares, spare_receiver) = channel();
+                scope.spawn(move || parse_batches(batches, sender, spare_receiver, slice_bytes));
+                (parsed, spares)
+            })
+            .unzip();
+        // Batches come back in the turn they were dealt in, so in the log's order; a worker's
+        // channel closes once the reader has dealt everything.
+        for turn in (0..workers).cycle() {
+            let Ok(batch) = parsed[turn].recv() else {
+                break;
+            };
+            let ParsedBatch {
+                mut lines,
+                consumed,
+            } = batch?;
+            let spare = lines.with_dependent_mut(|_, items| {
+                apply(analyzer, items.drain(..));
+                recycle(std::mem::take(items))
+            });
+            progress(consumed);
+            let _ = spares[turn].send(spare);
+            let _ = empty.send(lines.into_owner());
         }
         Ok(())
     })
 }
 
-fn feed_batch(analyzer: &mut Analyzer<'_>, data: &[u8], parallelism: Parallelism) {
-    let slices = slices_at_lines(data, parallelism.slice_bytes.max(1));
-    let threads = parallelism.threads.min(slices.len()).max(1);
-    if threads == 1 {
-        for slice in &slices {
-            apply(analyzer, classify(slice));
+/// A worker: parses each batch dealt to it and passes it on, an error as it came. Item lists come
+/// back from the analyser emptied, so that their memory is reused rather than cleared anew.
+fn parse_batches(
+    batches: Receiver<io::Result<Batch>>,
+    parsed: Sender<io::Result<ParsedBatch>>,
+    spares: Receiver<SpareItems>,
+    slice_bytes: usize,
+) {
+    for batch in batches {
+        let spare = spares.try_recv().unwrap_or_default();
+        let batch = batch.map(|batch| ParsedBatch {
+            consumed: batch.consumed,
+            lines: ParsedLines::new(batch.data, |data| {
+                let mut items = recycle(spare);
+                classify_batch(data, slice_bytes, &mut items);
+                items
+            }),
+        });
+        if parsed.send(batch).is_err() {
+            return;
         }
-        return;
-    }
-    let mut results: Vec<Vec<Item<'_>>> = Vec::with_capacity(slices.len());
-    std::thread::scope(|scope| {
-        // Worker w takes slices w, w + threads, …; this thread is worker 0.
-        let workers: Vec<_> = (1..threads)
-            .map(|worker| {
-                let slices = &slices;
-                scope.spawn(move || {
-                    slices
-                        .iter()
-                        .skip(worker)
-                        .step_by(threads)
-                        .map(|slice| classify(slice))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let own: Vec<_> = slices
-            .iter()
-            .step_by(threads)
-            .map(|slice| classify(slice))
-            .collect();
-        let mut per_worker = vec![own.into_iter()];
-        for worker in workers {
-            let done = worker
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            per_worker.push(done.into_iter());
-        }
-        for index in 0..slices.len() {
-            if let Some(items) = per_worker[index % threads].next() {
-                results.push(items);
-            }
-        }
-    });
-    for items in results {
-        apply(analyzer, items);
     }
 }
 
-fn apply(analyzer: &mut Analyzer<'_>, items: Vec<Item<'_>>) {
+/// An empty item list kept between batches.
+type SpareItems = Vec<Item<'static>>;
+
+/// The same list, emptied, for lines that live elsewhere: an empty vector only changes its
+/// lifetime, and collecting it in place keeps its allocation.
+fn recycle<'a, 'b>(mut items: Vec<Item<'a>>) -> Vec<Item<'b>> {
+    items.clear();
+    items
+        .into_iter()
+        .map(|_| -> Item<'b> { unreachable!("the list is empty") })
+        .collect()
+}
+
+fn apply<'a>(analyzer: &mut Analyzer<'_>, items: impl IntoIterator<Item = Item<'a>>) {
     for item in items {
         match item {
             Item::Line(line) => analyzer.feed_line(line),
@@ -152,6 +206,13 @@ fn apply(analyzer: &mut Analyzer<'_>, items: Vec<Item<'_>>) {
                 analyzer.note_time(&stamp);
             }
         }
+    }
+}
+
+/// Parses a batch slice by slice (a slice's quiet run ends with it, as it would on another core).
+fn classify_batch<'a>(data: &'a [u8], slice_bytes: usize, items: &mut Vec<Item<'a>>) {
+    for slice in slices_at_lines(data, slice_bytes) {
+        classify(slice, items);
     }
 }
 
@@ -173,8 +234,7 @@ fn slices_at_lines(data: &[u8], slice_bytes: usize) -> Vec<&[u8]> {
 }
 
 /// Parses every line of a slice: the lines to record, and the quiet runs between them.
-fn classify(slice: &[u8]) -> Vec<Item<'_>> {
-    let mut items = Vec::new();
+fn classify<'a>(slice: &'a [u8], items: &mut Vec<Item<'a>>) {
     let mut run = QuietRun::default();
     let mut start = 0;
     while start < slice.len() {
@@ -184,15 +244,14 @@ fn classify(slice: &[u8]) -> Vec<Item<'_>> {
         start = end;
         match parse_line_lazily(raw) {
             None => run.unparsed(),
-            Some(line) if matches!(line.event, Event::Other) => run.quiet(&line, &mut items),
+            Some(line) if matches!(line.event, Event::Other) => run.quiet(&line, items),
             Some(line) => {
-                run.flush(&mut items);
+                run.flush(items);
                 items.push(Item::Line(line));
             }
         }
     }
-    run.flush(&mut items);
-    items
+    run.flush(items);
 }
 
 /// Quiet lines since the last line to record.
@@ -274,15 +333,19 @@ struct Batch {
     consumed: u64,
 }
 
-/// The reader thread: fills the buffers that come back through `empty` with whole lines.
+/// The reader thread: fills the buffers that come back through `empty` with whole lines and deals
+/// them to the workers in turn.
 fn read_batches(
     mut reader: Box<dyn Read + Send>,
     batch_bytes: usize,
-    full: SyncSender<io::Result<Batch>>,
+    workers: Vec<SyncSender<io::Result<Batch>>>,
     empty: Receiver<Vec<u8>>,
 ) {
     let mut carry: Vec<u8> = Vec::new();
-    while let Ok(mut data) = empty.recv() {
+    for worker in workers.iter().cycle() {
+        let Ok(mut data) = empty.recv() else {
+            return;
+        };
         data.clear();
         data.append(&mut carry);
         let filled = fill(&mut *reader, &mut data, batch_bytes, &mut carry);
@@ -291,7 +354,7 @@ fn read_batches(
             data,
             consumed: filled.consumed,
         });
-        if full.send(batch).is_err() || done {
+        if worker.send(batch).is_err() || done {
             return;
         }
     }
@@ -381,7 +444,7 @@ mod tests {
             empty.send(Vec::new()).unwrap();
         }
         let reader = std::thread::spawn(move || {
-            read_batches(reader, batch_bytes, full_sender, empty_receiver)
+            read_batches(reader, batch_bytes, vec![full_sender], empty_receiver)
         });
         let mut out = Vec::new();
         for batch in full {
@@ -422,6 +485,19 @@ mod tests {
         assert!(joined == expected);
         let consumed: u64 = got.iter().map(|(_, consumed)| consumed).sum();
         assert_eq!(consumed, input.len() as u64);
+    }
+
+    #[test]
+    fn a_recycled_item_list_keeps_its_memory_and_holds_nothing() {
+        let data = b"[0.5s] x".to_vec();
+        let mut items = Vec::with_capacity(1000);
+        classify(&data, &mut items);
+        assert!(!items.is_empty());
+        let spare: SpareItems = recycle(items);
+        assert!(spare.is_empty());
+        assert!(spare.capacity() >= 1000, "capacity {}", spare.capacity());
+        let again: Vec<Item<'_>> = recycle(spare);
+        assert!(again.capacity() >= 1000, "capacity {}", again.capacity());
     }
 
     #[test]

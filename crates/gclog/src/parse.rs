@@ -250,30 +250,39 @@ fn as_str(bytes: &[u8]) -> Option<&str> {
 /// when one unit of the number is `scale_ns` nanoseconds (1 000 000 for milliseconds). A JVM under a
 /// decimal-comma locale (de_DE, fr_FR, …) writes `4,736`, so a comma is a decimal separator too.
 fn decimal_to_ns(text: &[u8], scale_ns: i64) -> Option<i64> {
-    let (integer, fraction) = match text.iter().position(|b| is_decimal_separator(*b)) {
-        Some(dot) => (&text[..dot], &text[dot + 1..]),
-        None => (text, &text[..0]),
-    };
-    if integer.is_empty() && fraction.is_empty() {
-        return None;
-    }
-    if !integer.iter().chain(fraction).all(u8::is_ascii_digit) || integer.len() > 15 {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for digit in integer {
-        value = value
-            .checked_mul(10)?
-            .checked_add(i64::from(digit - b'0'))?;
-    }
-    let mut nanos = value.checked_mul(scale_ns)?;
-    let mut unit = scale_ns;
-    for digit in fraction.iter().take(12) {
-        if unit < 10 {
-            break; // finer than a nanosecond
+    // One pass over the text: every line's uptime goes through here.
+    let mut bytes = text.iter();
+    let mut integer: i64 = 0;
+    let mut integer_digits = 0;
+    for &byte in bytes.by_ref() {
+        if byte.is_ascii_digit() {
+            integer_digits += 1;
+            if integer_digits > 15 {
+                return None;
+            }
+            integer = integer * 10 + i64::from(byte - b'0');
+        } else if is_decimal_separator(byte) {
+            break;
+        } else {
+            return None;
         }
-        unit /= 10;
-        nanos = nanos.checked_add(i64::from(digit - b'0') * unit)?;
+    }
+    let mut nanos = integer.checked_mul(scale_ns)?;
+    let mut unit = scale_ns;
+    let mut fraction_digits = 0;
+    for &byte in bytes {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        fraction_digits += 1;
+        // Digits finer than a nanosecond are read past, not added.
+        if fraction_digits <= 12 && unit >= 10 {
+            unit /= 10;
+            nanos = nanos.checked_add(i64::from(byte - b'0') * unit)?;
+        }
+    }
+    if integer_digits == 0 && fraction_digits == 0 {
+        return None;
     }
     Some(nanos)
 }
@@ -1246,6 +1255,35 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn decimals_read_to_nanoseconds_exactly_or_not_at_all() {
+        let cases: &[(&str, i64, Option<i64>)] = &[
+            ("0.423", 1_000_000_000, Some(423_000_000)),
+            ("12,5", 1_000_000, Some(12_500_000)),
+            ("7", 1, Some(7)),
+            (".5", 1_000_000_000, Some(500_000_000)),
+            ("5.", 1_000, Some(5_000)),
+            ("1.0000000019", 1_000_000_000, Some(1_000_000_001)),
+            ("123456789012345", 1, Some(123_456_789_012_345)),
+            ("1234567890123456", 1, None),
+            ("99999999999999", 1_000_000_000, None),
+            ("", 1, None),
+            (".", 1, None),
+            ("1.2.3", 1, None),
+            ("1a", 1, None),
+            ("1.5x", 1, None),
+            ("-1", 1, None),
+        ];
+        for (text, scale, expected) in cases {
+            assert_eq!(
+                decimal_to_ns(text.as_bytes(), *scale),
+                *expected,
+                "{text} at scale {scale}"
+            );
+        }
+    }
+
     #[test]
     fn unsigned_reads_what_str_parse_reads() {
         let cases = [

@@ -47,6 +47,9 @@ fn cuts() -> Vec<Parallelism> {
         cut(2, 1, 1),
         cut(3, 97, 1000),
         cut(2, 4096, 64 << 10),
+        // More workers than batches held at once, and slices larger than batches.
+        cut(20, 97, 1000),
+        cut(4, 1 << 20, 300),
         Parallelism::with_threads(1),
         Parallelism::of_machine(),
     ]
