@@ -342,20 +342,39 @@ fn read_batches(
     empty: Receiver<Vec<u8>>,
 ) {
     let mut carry: Vec<u8> = Vec::new();
-    for worker in workers.iter().cycle() {
-        let Ok(mut data) = empty.recv() else {
-            return;
-        };
+    let mut turns = workers.iter().cycle();
+    let mut deal = |batch| {
+        turns
+            .next()
+            .is_some_and(|worker| worker.send(batch).is_ok())
+    };
+    while let Ok(mut data) = empty.recv() {
         data.clear();
         data.append(&mut carry);
-        let filled = fill(&mut *reader, &mut data, batch_bytes, &mut carry);
-        let done = matches!(filled, Ok(Filled { end: true, .. }) | Err(_));
-        let batch = filled.map(|filled| Batch {
-            data,
-            consumed: filled.consumed,
-        });
-        if worker.send(batch).is_err() || done {
-            return;
+        match fill(&mut *reader, &mut data, batch_bytes, &mut carry) {
+            Ok(filled) => {
+                let end = filled.end;
+                let batch = Batch {
+                    data,
+                    consumed: filled.consumed,
+                };
+                if !deal(Ok(batch)) || end {
+                    return;
+                }
+            }
+            Err(error) => {
+                // The whole lines read before the error count, as they do in one pass.
+                let whole = memchr::memrchr(b'\n', &data).map_or(0, |at| at + 1);
+                data.truncate(whole);
+                let batch = Batch {
+                    consumed: data.len() as u64,
+                    data,
+                };
+                if deal(Ok(batch)) {
+                    deal(Err(error));
+                }
+                return;
+            }
         }
     }
 }

@@ -121,3 +121,32 @@ fn a_restarted_jvm_and_rotated_parts_read_the_same_on_several_cores() {
         );
     }
 }
+
+#[test]
+fn a_gzip_log_cut_short_fails_alike_on_several_cores() {
+    // The read fails after many batches were dealt: the error comes back in the log's order, and
+    // every worker and the reader stop.
+    use std::io::Write;
+    let log = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/unified/j17-g1-cqlbench.log"),
+    )
+    .unwrap();
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for _ in 0..40 {
+        encoder.write_all(&log).unwrap();
+    }
+    let gzip = encoder.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gc.log.gz");
+    std::fs::write(&path, &gzip[..gzip.len() * 3 / 5]).unwrap();
+    let inputs = [Input::Path(path)];
+    let sequential = outcome(&inputs, None);
+    assert!(sequential.0.starts_with("error"), "{}", sequential.0);
+    for parallelism in cuts() {
+        assert_eq!(
+            outcome(&inputs, Some(parallelism)),
+            sequential,
+            "{parallelism:?}"
+        );
+    }
+}
