@@ -37,6 +37,16 @@ fn outcome(inputs: &[Input], parallelism: Option<Parallelism>) -> (String, Strin
     (report, String::from_utf8(timeline).unwrap())
 }
 
+fn assert_every_cut_reads_as(inputs: &[Input], sequential: &(String, String)) {
+    for parallelism in cuts() {
+        assert_eq!(
+            &outcome(inputs, Some(parallelism)),
+            sequential,
+            "{parallelism:?}"
+        );
+    }
+}
+
 fn cuts() -> Vec<Parallelism> {
     let cut = |threads, slice_bytes, batch_bytes| Parallelism {
         threads,
@@ -113,13 +123,7 @@ fn a_restarted_jvm_and_rotated_parts_read_the_same_on_several_cores() {
     let inputs: Vec<Input> = paths.iter().cloned().map(Input::Path).collect();
     let sequential = outcome(&inputs, None);
     assert!(sequential.0.contains("Young"), "{}", sequential.0);
-    for parallelism in cuts() {
-        assert_eq!(
-            outcome(&inputs, Some(parallelism)),
-            sequential,
-            "{parallelism:?}"
-        );
-    }
+    assert_every_cut_reads_as(&inputs, &sequential);
 }
 
 #[test]
@@ -142,11 +146,5 @@ fn a_gzip_log_cut_short_fails_alike_on_several_cores() {
     let inputs = [Input::Path(path)];
     let sequential = outcome(&inputs, None);
     assert!(sequential.0.starts_with("error"), "{}", sequential.0);
-    for parallelism in cuts() {
-        assert_eq!(
-            outcome(&inputs, Some(parallelism)),
-            sequential,
-            "{parallelism:?}"
-        );
-    }
+    assert_every_cut_reads_as(&inputs, &sequential);
 }
