@@ -19,7 +19,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 use crate::analysis::Analyzer;
 use crate::input::MAX_LINE_BYTES;
-use crate::parse::{parse_line_lazily, Event, Format, Line, Stamp};
+use crate::parse::{parse_next_line_lazily, Event, Format, Line, Stamp};
 
 /// How the work is spread: `threads` cores, each parsing batches of about `batch_bytes`, cut into
 /// slices of about `slice_bytes`.
@@ -236,13 +236,14 @@ fn slices_at_lines(data: &[u8], slice_bytes: usize) -> Vec<&[u8]> {
 /// Parses every line of a slice: the lines to record, and the quiet runs between them.
 fn classify<'a>(slice: &'a [u8], items: &mut Vec<Item<'a>>) {
     let mut run = QuietRun::default();
+    let mut decorators = None;
     let mut start = 0;
     while start < slice.len() {
         let end = memchr::memchr(b'\n', &slice[start..]).map_or(slice.len(), |at| start + at + 1);
         // As the sequential reader keeps it: at most MAX_LINE_BYTES of a longer line.
         let raw = &slice[start..end.min(start + MAX_LINE_BYTES)];
         start = end;
-        match parse_line_lazily(raw) {
+        match parse_next_line_lazily(raw, &mut decorators) {
             None => run.unparsed(),
             Some(line) if matches!(line.event, Event::Other) => run.quiet(&line, items),
             Some(line) => {

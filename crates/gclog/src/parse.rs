@@ -104,17 +104,64 @@ pub enum Format {
 
 /// Parses one line (without its newline). `None` means the line was not understood.
 pub fn parse_line(raw: &[u8]) -> Option<Line<'_>> {
-    parse_line_with(raw, true)
+    parse_line_with(raw, true, &mut None)
 }
 
 /// Like [`parse_line`], but reads a unified line's wall-clock decorator only where it matters: for
 /// lines with something to record, or when the line has no uptime. Date parsing is a tenth of the
 /// work on a typical log, and most lines are phase and heap details.
 pub(crate) fn parse_line_lazily(raw: &[u8]) -> Option<Line<'_>> {
-    parse_line_with(raw, false)
+    parse_line_with(raw, false, &mut None)
 }
 
-fn parse_line_with(raw: &[u8], always_read_wall_clock: bool) -> Option<Line<'_>> {
+/// Like [`parse_line_lazily`], for the lines of one stretch of a log in their order: a line whose
+/// decorators are byte for byte the previous line's (a collection's phase and heap lines share one
+/// time and tag) takes their reading from `previous` instead of reading them again.
+pub(crate) fn parse_next_line_lazily<'a>(
+    raw: &'a [u8],
+    previous: &mut Option<Decorators<'a>>,
+) -> Option<Line<'a>> {
+    parse_line_with(raw, false, previous)
+}
+
+/// A unified line's decorators as written, and what they say.
+#[derive(Clone, Copy)]
+pub(crate) struct Decorators<'a> {
+    text: &'a [u8],
+    stamp: Stamp,
+    wall_clock: Option<&'a [u8]>,
+}
+
+impl<'a> Decorators<'a> {
+    /// The line's decorators, read again only if they differ from these.
+    fn split(line: &'a [u8], previous: &mut Option<Decorators<'a>>) -> Option<Decorated<'a>> {
+        if let Some(known) = previous.filter(|known| line.starts_with(known.text)) {
+            let rest = &line[known.text.len()..];
+            // A further bracket may be one more decorator: only a full reading can tell.
+            if rest.first() != Some(&b'[') {
+                return Some(Decorated {
+                    stamp: known.stamp,
+                    wall_clock: known.wall_clock,
+                    message: trim_start(rest),
+                });
+            }
+        }
+        let decorated = split_decorators(line)?;
+        *previous = Some(Decorators {
+            // With the blanks before the message, which the message does not keep.
+            text: &line[..line.len() - decorated.message.len()],
+            stamp: decorated.stamp,
+            wall_clock: decorated.wall_clock,
+        });
+        Some(decorated)
+    }
+}
+
+fn parse_line_with<'a>(
+    raw: &'a [u8],
+    always_read_wall_clock: bool,
+    previous: &mut Option<Decorators<'a>>,
+) -> Option<Line<'a>> {
     let line = trim_end(raw);
     if line.is_empty() {
         return Some(Line {
@@ -128,7 +175,7 @@ fn parse_line_with(raw: &[u8], always_read_wall_clock: bool) -> Option<Line<'_>>
             mut stamp,
             wall_clock,
             message,
-        }) = split_decorators(line)
+        }) = Decorators::split(line, previous)
         {
             let event = unified_message(message)?;
             let wanted = always_read_wall_clock
@@ -1255,6 +1302,38 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_line_read_with_the_previous_lines_decorators_reads_as_alone() {
+        let lines: &[&[u8]] = &[
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc,phases   ] GC(0)   Other: 1.0ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc,phases   ] GC(0)   Merge Heap Roots: 0.1ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 5.634ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ][extra] GC(1) Pause Full (System.gc()) 30M->10M(64M) 12.5ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ]",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ]   GC(2) Pause Remark 20M->20M(64M) 1.2ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ]x",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ][safepoint] GC(6) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ]x",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ] [not a decorator] text",
+            b"[2026-11-22T00:08:14.294+0000][0.423s][info][gc          ] GC(3) Pause Cleanup 20M->20M(64M) 0.1ms",
+            b"[2026-11-22T00:08:14.294+0000][0.423s]",
+            b"[2026-11-22T00:08:14.294+0000][0.4235s][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[0.5s][info][gc] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[0.5s][info][gc] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"not unified at all",
+            b"[0.5s][info][gc] Using G1",
+        ];
+        let mut previous = None;
+        for line in lines {
+            assert_eq!(
+                parse_next_line_lazily(line, &mut previous),
+                parse_line_lazily(line),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
 
     #[test]
     fn decimals_read_to_nanoseconds_exactly_or_not_at_all() {
