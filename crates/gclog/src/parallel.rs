@@ -59,7 +59,6 @@ impl Parallelism {
 }
 
 /// What a slice passes to the analyser, in the log's order.
-#[derive(Clone)]
 enum Item<'a> {
     /// A line with something to record.
     Line(Line<'a>),
@@ -112,48 +111,75 @@ pub(crate) fn feed_all(
         scope.spawn(move || read_batches(reader, batch_bytes, dealt, empty_receiver));
         if workers == 1 {
             // One core: this thread parses too, with no hand-over.
-            let mut spare = Vec::new();
-            for batch in to_parse.into_iter().flatten() {
-                let batch = batch?;
-                let mut items = recycle(std::mem::take(&mut spare));
-                classify_batch(&batch.data, slice_bytes, &mut items);
-                apply(analyzer, items.drain(..));
-                spare = recycle(items);
-                progress(batch.consumed);
-                // The reader may have stopped at an error: nothing waits for the buffer then.
-                let _ = empty.send(batch.data);
-            }
-            return Ok(());
+            let batches = to_parse.into_iter().flatten();
+            return parse_and_apply(analyzer, batches, slice_bytes, &empty, progress);
         }
-        let (parsed, spares): (Vec<_>, Vec<_>) = to_parse
+        let workers: Vec<Worker> = to_parse
             .into_iter()
             .map(|batches| {
                 let (sender, parsed) = channel();
                 let (spares, spare_receiver) = channel();
                 scope.spawn(move || parse_batches(batches, sender, spare_receiver, slice_bytes));
-                (parsed, spares)
+                Worker { parsed, spares }
             })
-            .unzip();
-        // Batches come back in the turn they were dealt in, so in the log's order; a worker's
-        // channel closes once the reader has dealt everything.
-        for turn in (0..workers).cycle() {
-            let Ok(batch) = parsed[turn].recv() else {
-                break;
-            };
-            let ParsedBatch {
-                mut lines,
-                consumed,
-            } = batch?;
-            let spare = lines.with_dependent_mut(|_, items| {
-                apply(analyzer, items.drain(..));
-                recycle(std::mem::take(items))
-            });
-            progress(consumed);
-            let _ = spares[turn].send(spare);
-            let _ = empty.send(lines.into_owner());
-        }
-        Ok(())
+            .collect();
+        apply_in_turn(analyzer, &workers, &empty, progress)
     })
+}
+
+/// The analyser's ends of a worker's channels.
+struct Worker {
+    parsed: Receiver<io::Result<ParsedBatch>>,
+    spares: Sender<SpareItems>,
+}
+
+/// Takes the workers' batches back in the turn they were dealt in, so in the log's order; a
+/// worker's channel closes once the reader has dealt everything.
+fn apply_in_turn(
+    analyzer: &mut Analyzer<'_>,
+    workers: &[Worker],
+    empty: &Sender<Vec<u8>>,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<()> {
+    for worker in workers.iter().cycle() {
+        let Ok(batch) = worker.parsed.recv() else {
+            return Ok(());
+        };
+        let ParsedBatch {
+            mut lines,
+            consumed,
+        } = batch?;
+        let spare = lines.with_dependent_mut(|_, items| {
+            apply(analyzer, items.drain(..));
+            recycle(std::mem::take(items))
+        });
+        progress(consumed);
+        let _ = worker.spares.send(spare);
+        let _ = empty.send(lines.into_owner());
+    }
+    Ok(())
+}
+
+/// One core: parses and applies each batch in turn.
+fn parse_and_apply(
+    analyzer: &mut Analyzer<'_>,
+    batches: impl Iterator<Item = io::Result<Batch>>,
+    slice_bytes: usize,
+    empty: &Sender<Vec<u8>>,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<()> {
+    let mut spare: SpareItems = Vec::new();
+    for batch in batches {
+        let batch = batch?;
+        let mut items = recycle(std::mem::take(&mut spare));
+        classify_batch(&batch.data, slice_bytes, &mut items);
+        apply(analyzer, items.drain(..));
+        spare = recycle(items);
+        progress(batch.consumed);
+        // The reader may have stopped at an error: nothing waits for the buffer then.
+        let _ = empty.send(batch.data);
+    }
+    Ok(())
 }
 
 /// A worker: parses each batch dealt to it and passes it on, an error as it came. Item lists come
