@@ -1302,6 +1302,7 @@ fn jdk8_shenandoah(message: &[u8]) -> Option<Event<'_>> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_line_read_with_the_previous_lines_decorators_reads_as_alone() {
@@ -1336,8 +1337,11 @@ mod tests {
     }
 
     #[test]
-    fn decimals_read_to_nanoseconds_exactly_or_not_at_all() {
+    fn decimal_parsing_is_exact() {
         let cases: &[(&str, i64, Option<i64>)] = &[
+            ("4.736", 1_000_000, Some(4_736_000)),
+            ("0.0001986", 1_000_000_000, Some(198_600)),
+            ("12", 1, Some(12)),
             ("0.423", 1_000_000_000, Some(423_000_000)),
             ("12,5", 1_000_000, Some(12_500_000)),
             ("7", 1, Some(7)),
@@ -1388,19 +1392,8 @@ mod tests {
         }
     }
 
-    use super::*;
-
     fn event(line: &str) -> Event<'_> {
         parse_line(line.as_bytes()).expect("understood").event
-    }
-
-    #[test]
-    fn decimal_parsing_is_exact() {
-        assert_eq!(decimal_to_ns(b"4.736", 1_000_000), Some(4_736_000));
-        assert_eq!(decimal_to_ns(b"0.0001986", 1_000_000_000), Some(198_600));
-        assert_eq!(decimal_to_ns(b"12", 1), Some(12));
-        assert_eq!(decimal_to_ns(b"1.2.3", 1), None);
-        assert_eq!(decimal_to_ns(b"", 1), None);
     }
 
     #[test]
