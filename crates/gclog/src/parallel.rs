@@ -8,7 +8,7 @@
 //! in the one analyser, so the result is the same as one pass by construction. The stages overlap:
 //! while the analyser applies one batch, the workers parse the next ones and the reader fills more.
 //!
-//! Most lines record nothing (phase details, region counts): a slice hands those over as runs, their
+//! Most lines record nothing (phase details, region counts): a batch hands those over as runs, their
 //! count and the few times that matter, so that the analyser's sequential share stays small. Within
 //! a run of times that never go down (a JVM's uptime), only the first and the last can change what
 //! the analyser keeps (its span, and a restart, which a drop in uptime shows), so a run is cut where
@@ -21,12 +21,10 @@ use crate::analysis::Analyzer;
 use crate::input::MAX_LINE_BYTES;
 use crate::parse::{parse_next_line_lazily, Event, Format, Line, Stamp};
 
-/// How the work is spread: `threads` cores, each parsing batches of about `batch_bytes`, cut into
-/// slices of about `slice_bytes`.
+/// How the work is spread: `threads` cores, each parsing batches of about `batch_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parallelism {
     pub threads: usize,
-    pub slice_bytes: usize,
     /// Bytes the reader hands over at a time (it grows past this only to finish a line).
     pub batch_bytes: usize,
 }
@@ -46,7 +44,6 @@ impl Parallelism {
     pub fn with_threads(threads: usize) -> Self {
         Parallelism {
             threads: threads.max(1),
-            slice_bytes: 1 << 20,
             batch_bytes: 1 << 20,
         }
     }
@@ -58,7 +55,7 @@ impl Parallelism {
     }
 }
 
-/// What a slice passes to the analyser, in the log's order.
+/// What a batch passes to the analyser, in the log's order.
 enum Item<'a> {
     /// A line with something to record.
     Line(Line<'a>),
@@ -99,7 +96,6 @@ pub(crate) fn feed_all(
 ) -> io::Result<()> {
     let workers = parallelism.threads.max(1);
     let batch_bytes = parallelism.batch_bytes.max(1);
-    let slice_bytes = parallelism.slice_bytes.max(1);
     std::thread::scope(|scope| {
         let (empty, empty_receiver) = channel::<Vec<u8>>();
         for _ in 0..parallelism.batches_in_flight() {
@@ -112,14 +108,14 @@ pub(crate) fn feed_all(
         if workers == 1 {
             // One core: this thread parses too, with no hand-over.
             let batches = to_parse.into_iter().flatten();
-            return parse_and_apply(analyzer, batches, slice_bytes, &empty, progress);
+            return parse_and_apply(analyzer, batches, &empty, progress);
         }
         let workers: Vec<Worker> = to_parse
             .into_iter()
             .map(|batches| {
                 let (sender, parsed) = channel();
                 let (spares, spare_receiver) = channel();
-                scope.spawn(move || parse_batches(batches, sender, spare_receiver, slice_bytes));
+                scope.spawn(move || parse_batches(batches, sender, spare_receiver));
                 Worker { parsed, spares }
             })
             .collect();
@@ -164,7 +160,6 @@ fn apply_in_turn(
 fn parse_and_apply(
     analyzer: &mut Analyzer<'_>,
     batches: impl Iterator<Item = io::Result<Batch>>,
-    slice_bytes: usize,
     empty: &Sender<Vec<u8>>,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
@@ -172,7 +167,7 @@ fn parse_and_apply(
     for batch in batches {
         let batch = batch?;
         let mut items = recycle(std::mem::take(&mut spare));
-        classify_batch(&batch.data, slice_bytes, &mut items);
+        classify(&batch.data, &mut items);
         apply(analyzer, items.drain(..));
         spare = recycle(items);
         progress(batch.consumed);
@@ -188,7 +183,6 @@ fn parse_batches(
     batches: Receiver<io::Result<Batch>>,
     parsed: Sender<io::Result<ParsedBatch>>,
     spares: Receiver<SpareItems>,
-    slice_bytes: usize,
 ) {
     for batch in batches {
         let spare = spares.try_recv().unwrap_or_default();
@@ -196,7 +190,7 @@ fn parse_batches(
             consumed: batch.consumed,
             lines: ParsedLines::new(batch.data, |data| {
                 let mut items = recycle(spare);
-                classify_batch(data, slice_bytes, &mut items);
+                classify(data, &mut items);
                 items
             }),
         });
@@ -235,39 +229,15 @@ fn apply<'a>(analyzer: &mut Analyzer<'_>, items: impl IntoIterator<Item = Item<'
     }
 }
 
-/// Parses a batch slice by slice (a slice's quiet run ends with it, as it would on another core).
-fn classify_batch<'a>(data: &'a [u8], slice_bytes: usize, items: &mut Vec<Item<'a>>) {
-    for slice in slices_at_lines(data, slice_bytes) {
-        classify(slice, items);
-    }
-}
-
-/// `data` cut into pieces of about `slice_bytes`, each ending just after a line break (or at the end).
-fn slices_at_lines(data: &[u8], slice_bytes: usize) -> Vec<&[u8]> {
-    let mut slices = Vec::with_capacity(data.len() / slice_bytes + 1);
-    let mut start = 0;
-    while start < data.len() {
-        let wanted = start.saturating_add(slice_bytes).min(data.len());
-        let end = if wanted >= data.len() {
-            data.len()
-        } else {
-            memchr::memchr(b'\n', &data[wanted - 1..]).map_or(data.len(), |at| wanted + at)
-        };
-        slices.push(&data[start..end]);
-        start = end;
-    }
-    slices
-}
-
-/// Parses every line of a slice: the lines to record, and the quiet runs between them.
-fn classify<'a>(slice: &'a [u8], items: &mut Vec<Item<'a>>) {
+/// Parses every line of a batch: the lines to record, and the quiet runs between them.
+fn classify<'a>(batch: &'a [u8], items: &mut Vec<Item<'a>>) {
     let mut run = QuietRun::default();
     let mut decorators = None;
     let mut start = 0;
-    while start < slice.len() {
-        let end = memchr::memchr(b'\n', &slice[start..]).map_or(slice.len(), |at| start + at + 1);
+    while start < batch.len() {
+        let end = memchr::memchr(b'\n', &batch[start..]).map_or(batch.len(), |at| start + at + 1);
         // As the sequential reader keeps it: at most MAX_LINE_BYTES of a longer line.
-        let raw = &slice[start..end.min(start + MAX_LINE_BYTES)];
+        let raw = &batch[start..end.min(start + MAX_LINE_BYTES)];
         start = end;
         match parse_next_line_lazily(raw, &mut decorators) {
             None => run.unparsed(),
@@ -544,18 +514,6 @@ mod tests {
         assert!(spare.capacity() >= 1000, "capacity {}", spare.capacity());
         let again: Vec<Item<'_>> = recycle(spare);
         assert!(again.capacity() >= 1000, "capacity {}", again.capacity());
-    }
-
-    #[test]
-    fn slices_end_at_line_breaks() {
-        let data = b"aa\nbbbb\nc\n\ndddddd\ne";
-        for slice_bytes in 1..25 {
-            let slices = slices_at_lines(data, slice_bytes);
-            assert_eq!(slices.concat(), data.to_vec(), "slice_bytes {slice_bytes}");
-            for slice in &slices[..slices.len() - 1] {
-                assert_eq!(slice.last(), Some(&b'\n'), "slice_bytes {slice_bytes}");
-            }
-        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Reading a log on several cores gives the report and timeline of one sequential pass, on every
-//! log of the corpus, however the log is cut: slices of one line, of a few bytes that end mid-line,
-//! batches smaller than a line, and the machine's own defaults.
+//! log of the corpus, however the log is cut: batches of one line, of a few hundred bytes and of a
+//! few KiB (a batch grows past its size only to finish a line), more workers than batches held at
+//! once, and the machine's own defaults.
 
 use std::path::{Path, PathBuf};
 
@@ -48,18 +49,20 @@ fn assert_every_cut_reads_as(inputs: &[Input], sequential: &(String, String)) {
 }
 
 fn cuts() -> Vec<Parallelism> {
-    let cut = |threads, slice_bytes, batch_bytes| Parallelism {
+    let cut = |threads, batch_bytes| Parallelism {
         threads,
-        slice_bytes,
         batch_bytes,
     };
     vec![
-        cut(2, 1, 1),
-        cut(3, 97, 1000),
-        cut(2, 4096, 64 << 10),
-        // More workers than batches held at once, and slices larger than batches.
-        cut(20, 97, 1000),
-        cut(4, 1 << 20, 300),
+        cut(2, 1),
+        cut(3, 97),
+        cut(3, 1000),
+        cut(2, 4096),
+        cut(2, 64 << 10),
+        // More workers than batches held at once.
+        cut(20, 97),
+        cut(20, 1000),
+        cut(4, 300),
         Parallelism::with_threads(1),
         Parallelism::of_machine(),
     ]
