@@ -82,7 +82,8 @@ fn check_rate(summary: &serde_json::Value, rate: f64, out: &std::path::Path) {
         .count();
     assert!(
         (20..=22).contains(&write_rows),
-        "{write_rows} per-second write rows"
+        "{write_rows} per-second write rows\n{}",
+        std::fs::read_to_string(out.join("intervals.csv")).unwrap()
     );
     let in_rows: f64 = rows
         .iter()

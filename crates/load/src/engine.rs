@@ -239,7 +239,7 @@ impl Totals {
 }
 
 struct PhaseRun {
-    recorders: Vec<Arc<Mutex<IntervalRecorder>>>,
+    recorders: Recorders,
     /// Each thread reports its outcome here when its share of the phase is done (a panicking thread
     /// too: the panic is caught and reported as the thread's failure).
     finished: tokio::sync::mpsc::UnboundedReceiver<LoopOutcome>,
@@ -329,11 +329,10 @@ fn spawn_phase(
 ) -> Result<PhaseRun, LoadError> {
     let claim = Arc::new(AtomicU64::new(0));
     let (report, finished) = tokio::sync::mpsc::unbounded_channel();
-    let mut recorders = Vec::new();
+    let mut recorders = Recorders::default();
     let mut threads = Vec::new();
     for (thread, mut own) in conns.into_iter().enumerate() {
-        let recorder = Arc::new(Mutex::new(IntervalRecorder::new(ctx.ops.len())));
-        recorders.push(recorder.clone());
+        let recorder = recorders.add(ctx.ops.len());
         let (ctx, plan, claim, report) = (ctx.clone(), plan.clone(), claim.clone(), report.clone());
         let handle = std::thread::Builder::new()
             .name(format!("{CLIENT_THREAD}{thread}"))
@@ -386,16 +385,49 @@ fn spawn_phase(
     })
 }
 
-/// Everything the recorders of a workload of `ops` operations hold, taken out.
-fn drain(recorders: &[Arc<Mutex<IntervalRecorder>>], ops: usize) -> IntervalRecorder {
-    let mut interval = IntervalRecorder::new(ops);
-    for r in recorders {
-        // A thread that panicked while holding its recorder leaves whole counts behind.
-        r.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain_into(&mut interval);
+/// The client threads' recorders, each with a spare that the reporter keeps: a drain swaps a
+/// thread's recorder for its spare under the thread's lock, which takes a moment, and merges the
+/// histograms after, so that a thread about to release never waits for the merging.
+#[derive(Default)]
+struct Recorders {
+    shared: Vec<Arc<Mutex<IntervalRecorder>>>,
+    spares: Vec<IntervalRecorder>,
+}
+
+impl Recorders {
+    /// A recorder for one more thread, for a workload of `ops` operations.
+    fn add(&mut self, ops: usize) -> Arc<Mutex<IntervalRecorder>> {
+        let recorder = Arc::new(Mutex::new(IntervalRecorder::new(ops)));
+        self.shared.push(recorder.clone());
+        self.spares.push(IntervalRecorder::new(ops));
+        recorder
     }
-    interval
+
+    /// What the threads recorded for the row that ends at `cut`. The cut is taken before any
+    /// recorder is locked, and a thread holds its recorder from a release's moment until the
+    /// release is recorded: so every release before the cut is in, and the later ones wait for the
+    /// next row.
+    fn drain(&mut self, ops: usize, cut: Instant) -> IntervalRecorder {
+        let mut interval = IntervalRecorder::new(ops);
+        for (shared, spare) in self.shared.iter().zip(&mut self.spares) {
+            // A thread that panicked while holding its recorder leaves whole counts behind.
+            shared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .hand_over(spare, cut);
+            spare.drain_into(&mut interval);
+        }
+        interval
+    }
+
+    fn set_slow_thresholds(&self, thresholds: Vec<u64>) {
+        for r in &self.shared {
+            r.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .slow_threshold_us
+                .clone_from(&thresholds);
+        }
+    }
 }
 
 /// Connections per node for each client thread: `--connections-per-host` split over the threads,
@@ -661,7 +693,7 @@ async fn measure(
             (true, None) if ctx.stop.load(Ordering::Relaxed) => RunStatus::Interrupted,
             (true, None) => RunStatus::Complete,
         };
-        let summary = reporter.report(ctx, &phase.recorders, &ended, status, progress)?;
+        let summary = reporter.report(ctx, &mut phase.recorders, &ended, status, progress)?;
         if finished {
             return reporter.finish(summary, ended);
         }
@@ -771,14 +803,14 @@ impl<'a> Reporter<'a> {
     fn report(
         &mut self,
         ctx: &Ctx,
-        recorders: &[Arc<Mutex<IntervalRecorder>>],
+        recorders: &mut Recorders,
         ended: &PhaseEnd,
         status: RunStatus,
         progress: &mut dyn FnMut(&str),
     ) -> Result<Summary, LoadError> {
         let finished = status != RunStatus::Running;
         let now = Instant::now();
-        let mut interval = drain(recorders, ctx.ops.len());
+        let mut interval = recorders.drain(ctx.ops.len(), now);
         self.feed_live(&interval, now, finished);
         if let Some(held) = self.held_measured.take() {
             for (stats, h) in interval.measured.iter_mut().zip(&held) {
@@ -795,7 +827,7 @@ impl<'a> Reporter<'a> {
         if self.options.record_slow_ops {
             self.files
                 .write_slow_ops(&interval.slow, measure_start, &ctx.wire.topology.nodes)?;
-            set_slow_thresholds(recorders, slow_thresholds(&self.totals, &interval));
+            recorders.set_slow_thresholds(slow_thresholds(&self.totals, &interval));
         }
         self.totals
             .close_window(finished, self.options.p99_window, now);
@@ -929,15 +961,6 @@ fn slow_thresholds(totals: &Totals, last: &IntervalRecorder) -> Vec<u64> {
         p99 * 7 / 10
     };
     (0..totals.measured.len()).map(threshold).collect()
-}
-
-fn set_slow_thresholds(recorders: &[Arc<Mutex<IntervalRecorder>>], thresholds: Vec<u64>) {
-    for r in recorders {
-        r.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .slow_threshold_us
-            .clone_from(&thresholds);
-    }
 }
 
 /// The shortest first measured row: a tick closer than this to the measured start holds its measured
@@ -1378,7 +1401,7 @@ async fn populate(
                 true
             }
         };
-        let interval = drain(&phase.recorders, ctx.ops.len());
+        let interval = phase.recorders.drain(ctx.ops.len(), Instant::now());
         for s in &interval.warmup {
             done += s.count;
             errors += s.errors.total();

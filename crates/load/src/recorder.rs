@@ -56,7 +56,9 @@ pub struct OpStats {
     /// Successful operations.
     pub count: u64,
     pub errors: ErrorCounts,
-    /// Operations released by the client (sent, or failed at once for want of a connection).
+    /// Operations released by the client (sent, or failed at once for want of a connection). A
+    /// thread's recorder holds its releases in [`IntervalRecorder::releases`] instead, with their
+    /// moments, until a drain counts them here.
     pub sent: u64,
     /// Successful conditional writes whose condition did not hold (also in `count`).
     pub not_applied: u64,
@@ -139,6 +141,21 @@ pub struct IntervalRecorder {
     /// `slow`; `u64::MAX` keeps none. The engine lowers it below the running p99 at every tick.
     pub slow_threshold_us: Vec<u64>,
     pub slow: Vec<SlowOp>,
+    /// Releases not yet drained, in the order (so the time order) the thread made them: a drain
+    /// counts those made before its cut and leaves the later ones for the next, so that a second's
+    /// row holds the sends of that second however late the reporter drains it.
+    pub releases: Vec<Release>,
+}
+
+/// Operations of one type that a thread released at one moment.
+#[derive(Debug, Clone, Copy)]
+pub struct Release {
+    pub at: Instant,
+    /// Intended in the measured phase (else in the warm-up).
+    pub measured: bool,
+    /// [`OpId::index`].
+    pub op: usize,
+    pub count: u64,
 }
 
 impl IntervalRecorder {
@@ -155,6 +172,7 @@ impl IntervalRecorder {
             release_lateness: new_histogram(),
             slow_threshold_us: vec![u64::MAX; ops],
             slow: Vec::new(),
+            releases: Vec::new(),
         }
     }
 
@@ -216,8 +234,36 @@ impl IntervalRecorder {
         }
     }
 
-    /// Moves everything recorded so far into `into` and starts afresh.
+    /// Counts `count` operations of type `op` released at `at`; a thread's releases come in time order.
+    pub fn record_release(&mut self, at: Instant, measured: bool, op: usize, count: u64) {
+        self.releases.push(Release {
+            at,
+            measured,
+            op,
+            count,
+        });
+    }
+
+    /// Under a thread's lock, a moment's work: what the thread recorded goes to `spare` (a drained
+    /// recorder) and the thread goes on with the spare, keeping its slow thresholds and the releases
+    /// it made at or after `cut` (the end of the row being drained), which belong to the next row.
+    pub fn hand_over(&mut self, spare: &mut IntervalRecorder, cut: Instant) {
+        std::mem::swap(self, spare);
+        std::mem::swap(&mut self.slow_threshold_us, &mut spare.slow_threshold_us);
+        let before_cut = spare.releases.partition_point(|r| r.at < cut);
+        self.releases.extend(spare.releases.drain(before_cut..));
+    }
+
+    /// Moves everything recorded so far into `into` and starts afresh (keeping its memory).
     pub fn drain_into(&mut self, into: &mut IntervalRecorder) {
+        for r in self.releases.drain(..) {
+            let set = if r.measured {
+                &mut into.measured
+            } else {
+                &mut into.warmup
+            };
+            set[r.op].sent += r.count;
+        }
         for i in 0..self.measured.len() {
             into.measured[i].merge_from(&self.measured[i]);
             self.measured[i].reset();
@@ -280,6 +326,64 @@ mod tests {
         rec.drain_into(&mut total);
         assert_eq!(total.measured[1].count, 1);
         assert_eq!(rec.measured[1].count, 0);
+    }
+
+    #[test]
+    fn a_hand_over_takes_the_releases_before_its_cut_and_keeps_the_later_ones() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let (read, write) = (OpId::READ.index(), OpId::WRITE.index());
+        let mut rec = IntervalRecorder::new(2);
+        rec.record_release(t0, false, write, 5);
+        rec.record_release(t0 + ms(999), true, write, 3);
+        rec.record_release(t0 + ms(999), true, read, 2);
+        // Released at the cut itself and after it: recorded before the reporter took its lock.
+        rec.record_release(t0 + ms(1000), true, write, 7);
+        rec.record_release(t0 + ms(1005), true, read, 11);
+        rec.slow_threshold_us = vec![40, 50];
+        rec.record(&completion(OpId::WRITE, t0 + ms(998)), t0);
+        let sent = |r: &IntervalRecorder| {
+            [&r.warmup, &r.measured].map(|set| [set[read].sent, set[write].sent])
+        };
+        // The reporter's drain at the cut: the hand-over under the lock, the counting after it.
+        let mut spare = IntervalRecorder::new(2);
+        let mut first = IntervalRecorder::new(2);
+        rec.hand_over(&mut spare, t0 + ms(1000));
+        spare.drain_into(&mut first);
+        assert_eq!(sent(&first), [[0, 5], [2, 3]]);
+        assert_eq!(first.measured[write].count, 1);
+        assert_eq!(
+            sent(&rec),
+            [[0, 0], [0, 0]],
+            "a thread's recorder counts only at drains"
+        );
+        assert_eq!(rec.measured[write].count, 0);
+        assert_eq!(
+            rec.slow_threshold_us,
+            [40, 50],
+            "the thread keeps its thresholds"
+        );
+        assert_eq!(rec.releases.len(), 2);
+        let mut second = IntervalRecorder::new(2);
+        rec.hand_over(&mut spare, t0 + ms(2000));
+        spare.drain_into(&mut second);
+        assert_eq!(sent(&second), [[0, 0], [11, 7]]);
+        assert!(rec.releases.is_empty() && spare.releases.is_empty());
+    }
+
+    fn completion(op: OpId, at: Instant) -> Completion {
+        Completion {
+            op,
+            intended: at,
+            sent: at,
+            done: at,
+            error: None,
+            slot_limited: false,
+            node: 0,
+            not_applied: false,
+            rows: 0,
+            pages: 0,
+        }
     }
 
     #[test]

@@ -843,6 +843,8 @@ pub struct LoopOutcome {
 struct Tally {
     /// Released operations by [phase (0 warm-up, 1 measured)][operation].
     released: [Vec<u64>; 2],
+    /// When they were released (one pass releases at one moment).
+    released_at: Option<Instant>,
     concurrency_limited: u64,
     send_gaps: Vec<u64>,
     release_lateness: Vec<u64>,
@@ -852,6 +854,7 @@ impl Tally {
     fn new(ops: usize) -> Tally {
         Tally {
             released: [vec![0; ops], vec![0; ops]],
+            released_at: None,
             concurrency_limited: 0,
             send_gaps: Vec::new(),
             release_lateness: Vec::new(),
@@ -985,6 +988,7 @@ where
         }
         let measured = intended.unwrap_or(now) >= phase.measure_start;
         self.tally.released[usize::from(measured)][op.index()] += 1;
+        self.tally.released_at = Some(now);
         self.released_total += 1;
         match intended {
             Some(_) => {
@@ -1062,19 +1066,24 @@ where
     }
 
     /// Writes what the connections have buffered, then hands the measurements to the recorder.
-    fn flush_and_record(&mut self, now: Instant) {
+    fn flush_and_record(&mut self, now: Instant, recorder: &mut IntervalRecorder) {
         for (i, conn) in self.conns.conns.iter_mut().enumerate() {
             if conn.out.len() > conn.out_at {
                 flush(&self.epoll, i, conn, now, &mut self.completed);
             }
         }
-        self.record();
+        self.record_into(recorder);
     }
 
     fn record(&mut self) {
+        let io = self.io;
+        self.record_into(&mut io.recorder());
+    }
+
+    fn record_into(&mut self, recorder: &mut IntervalRecorder) {
         let measure_start = self.schedule.phase.measure_start;
         record(
-            self.io,
+            recorder,
             measure_start,
             self.conns,
             &mut self.completed,
@@ -1114,6 +1123,12 @@ where
             let now = Instant::now();
             let (mut wake, reconnecting) = self.maintain_connections(now);
             let stopping = self.io.stop.load(Ordering::Relaxed);
+            // Held from the moment of the releases until they are recorded: the reporter takes a
+            // row's end before it locks, so a release falls in the row of its moment, never in the
+            // next one for a preemption in between.
+            let io = self.io;
+            let mut recorder = io.recorder();
+            let now = Instant::now();
             let mut released = Released::default();
             if !stopping && !self.exhausted {
                 released = self.release_due(now, interval_nanos);
@@ -1124,7 +1139,8 @@ where
                     self.tally.send_gaps.push(micros_between(previous, now));
                 }
             }
-            self.flush_and_record(now);
+            self.flush_and_record(now, &mut recorder);
+            drop(recorder);
             if (self.exhausted || stopping) && self.conns.live() == 0 {
                 return Ok(());
             }
@@ -1216,7 +1232,7 @@ pub fn give_up(
         conn.fail(now, &mut completed);
     }
     record(
-        io,
+        &mut io.recorder(),
         schedule.phase.measure_start,
         conns,
         &mut completed,
@@ -1283,9 +1299,9 @@ fn record_completions(io: &LoopIo, measure_start: Instant, completed: &mut Vec<C
     completed.clear();
 }
 
-/// Hands what the loop measured since the last call to the recorder, under one lock.
+/// Hands what the loop measured since the last call to the (locked) recorder.
 fn record(
-    io: &LoopIo,
+    r: &mut IntervalRecorder,
     measure_start: Instant,
     conns: &mut ThreadConns,
     completed: &mut Vec<Completion>,
@@ -1296,27 +1312,17 @@ fn record(
         .iter_mut()
         .map(|c| std::mem::take(&mut c.reprepared))
         .sum();
-    let nothing_counted = tally.released.iter().flatten().all(|&n| n == 0)
-        && tally.concurrency_limited == 0
-        && tally.send_gaps.is_empty()
-        && tally.release_lateness.is_empty()
-        && reprepared == 0;
-    if completed.is_empty() && nothing_counted {
-        return;
-    }
-    let mut r = io.recorder();
     for c in completed.iter() {
         r.record(c, measure_start);
     }
     completed.clear();
-    for (phase, by_op) in tally.released.iter_mut().enumerate() {
-        for (op, n) in by_op.iter_mut().enumerate() {
-            let set = if phase == 1 {
-                &mut r.measured
-            } else {
-                &mut r.warmup
-            };
-            set[op].sent += std::mem::take(n);
+    if let Some(at) = tally.released_at.take() {
+        for (phase, by_op) in tally.released.iter_mut().enumerate() {
+            for (op, n) in by_op.iter_mut().enumerate() {
+                if *n > 0 {
+                    r.record_release(at, phase == 1, op, std::mem::take(n));
+                }
+            }
         }
     }
     r.concurrency_limited += std::mem::take(&mut tally.concurrency_limited);
