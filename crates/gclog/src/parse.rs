@@ -510,10 +510,16 @@ struct GcMessage<'a> {
 fn strip_gc_prefix(message: &[u8]) -> GcMessage<'_> {
     let mut rest = message;
     let mut gc_id = None;
-    if starts_with(rest, b"GC(") {
-        if let Some(close) = rest.iter().position(|b| *b == b')') {
-            gc_id = unsigned(&rest[3..close]);
-            rest = trim_start(&rest[close + 1..]);
+    if let Some(after) = rest.strip_prefix(b"GC(") {
+        // Nearly always digits and the bracket: found in the pass over the digits.
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        let close = match after.get(digits) {
+            Some(b')') => Some(digits),
+            _ => after.iter().position(|b| *b == b')'),
+        };
+        if let Some(close) = close {
+            gc_id = unsigned(&after[..close]);
+            rest = trim_start(&after[close + 1..]);
         }
     }
     // Generational ZGC: `Y:`/`O:` in major collections, `y:` in minor ones (JDK 21).
@@ -1417,6 +1423,39 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_gc_id_is_read_whatever_follows_its_digits() {
+        fn id_of(message: &str) -> (Option<u64>, &str) {
+            match event(message) {
+                Event::Pause { gc_id, kind, .. } => (gc_id, kind),
+                other => panic!("{message}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            id_of("GC(12345) Pause Full 8M->7M(64M) 1.5ms"),
+            (Some(12345), "Full")
+        );
+        assert_eq!(
+            id_of("GC(+7) Pause Full 8M->7M(64M) 1.5ms"),
+            (Some(7), "Full")
+        );
+        // Not a number: the prefix still goes, without an id.
+        assert_eq!(
+            id_of("GC(12a) Pause Full 8M->7M(64M) 1.5ms"),
+            (None, "Full")
+        );
+        assert_eq!(id_of("GC() Pause Full 8M->7M(64M) 1.5ms"), (None, "Full"));
+        assert_eq!(
+            id_of("GC(99999999999999999999) Pause Full 8M->7M(64M) 1.5ms"),
+            (None, "Full")
+        );
+        // No closing bracket: no prefix to strip, so no pause either.
+        assert!(matches!(
+            event("GC(12 Pause Full 8M->7M(64M) 1.5ms"),
+            Event::Other
+        ));
     }
 
     #[test]
