@@ -1120,12 +1120,11 @@ where
     fn run(&mut self) -> Result<(), String> {
         let interval_nanos = self.schedule.phase.rate.map(|rate| 1e9 / rate);
         loop {
-            let now = Instant::now();
-            let (mut wake, reconnecting) = self.maintain_connections(now);
+            let (mut wake, reconnecting) = self.maintain_connections(Instant::now());
             let stopping = self.io.stop.load(Ordering::Relaxed);
-            // Held from the moment of the releases until they are recorded: the reporter takes a
-            // row's end before it locks, so a release falls in the row of its moment, never in the
-            // next one for a preemption in between.
+            // Held from the moment of the releases (taken under it) until they are recorded: the
+            // reporter takes a row's end before it locks, so a release falls in the row of its
+            // moment, never in the next one for a preemption in between.
             let io = self.io;
             let mut recorder = io.recorder();
             let now = Instant::now();
