@@ -1451,7 +1451,8 @@ mod tests {
             id_of("GC(99999999999999999999) Pause Full 8M->7M(64M) 1.5ms"),
             (None, "Full")
         );
-        // No closing bracket: no prefix to strip, so no pause either.
+        // An id without its bracket: the first `)` further on (the heap's) ends the prefix, and
+        // what is left is no pause.
         assert!(matches!(
             event("GC(12 Pause Full 8M->7M(64M) 1.5ms"),
             Event::Other
