@@ -38,6 +38,10 @@ APISERVER_BIN="$CACHE/bin/kube-apiserver"
 KUBECTL_BIN="$CACHE/bin/kubectl"
 CRD_FILE="$CACHE/crd/k8ssandra.io_k8ssandraclusters.yaml"
 PODMONITOR_CRD_FILE="$CACHE/crd/monitoring.coreos.com_podmonitors.yaml"
+# The flags of every Go build here (scripts/k8s-live.sh too): paths trimmed, and no debug information, which
+# the stripped binaries (-ldflags -s -w) would drop anyway; not writing it saved 5-13 % of the compile's CPU
+# (CoreDNS from an empty build cache, twice each way, 2026-11-27).
+GO_BUILD=(go build -trimpath -gcflags=all=-dwarf=false)
 # scripts/k8s-live.sh adds kube-apiserver flags and certificates of its own through these.
 APISERVER_EXTRA_ARGS=()
 CERTS_HOOK=""
@@ -137,7 +141,7 @@ build_kube_command() {
   local ldflags="-s -w -X $v.gitVersion=v$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=${minor%%.*}"
   ldflags+=" -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
   log "building $cmd v$K8S_VERSION (minutes on 2 cores)"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$CACHE/bin/$cmd.tmp" \
+  (cd "$mod" && CGO_ENABLED=0 "${GO_BUILD[@]}" -ldflags="$ldflags" -o "$CACHE/bin/$cmd.tmp" \
     "k8s.io/kubernetes/cmd/$cmd" >&2) || die "building $cmd failed"
   mv "$CACHE/bin/$cmd.tmp" "$CACHE/bin/$cmd"
   log "$cmd built in $((SECONDS - start)) s"

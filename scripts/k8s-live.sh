@@ -149,7 +149,7 @@ build_on_kube_deps() {
   rm -f "$mod/go.sum"
   log "building $name $version on Kubernetes v$K8S_VERSION's dependencies (Go module)"
   (cd "$mod" && go mod tidy 2>&1 | grep -v '^go: downloading' >&2 || true)
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$out.tmp" "$package" >&2) ||
+  (cd "$mod" && CGO_ENABLED=0 "${GO_BUILD[@]}" -ldflags="-s -w" -o "$out.tmp" "$package" >&2) ||
     die "building $name failed"
   mv "$out.tmp" "$out"
   log "$name built in $((SECONDS - start)) s"
@@ -227,7 +227,7 @@ func main() {
 	}
 }
 EOF
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$PAUSE_BIN.tmp" . >&2) ||
+  (cd "$mod" && CGO_ENABLED=0 "${GO_BUILD[@]}" -ldflags="-s -w" -o "$PAUSE_BIN.tmp" . >&2) ||
     die "building the pause program failed"
   mv "$PAUSE_BIN.tmp" "$PAUSE_BIN"
 }
@@ -308,7 +308,7 @@ fetch_cass_operator() {
   mdir="$(GONOSUMDB=github.com/k8ssandra module_dir "github.com/k8ssandra/cass-operator@$CASS_OPERATOR_VERSION")"
   [[ -f "$mdir/cmd/main.go" ]] || die "no cass-operator $CASS_OPERATOR_VERSION module"
   (cd "$mdir" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra GOFLAGS=-mod=readonly \
-    go build -trimpath -ldflags="-s -w" -o "$CASS_OPERATOR_BIN.tmp" ./cmd >&2) || die "building cass-operator failed"
+    "${GO_BUILD[@]}" -ldflags="-s -w" -o "$CASS_OPERATOR_BIN.tmp" ./cmd >&2) || die "building cass-operator failed"
   rm -rf "$CASS_OPERATOR_FILES"
   mkdir -p "$CASS_OPERATOR_FILES"
   cp -r "$mdir/config/crd/bases" "$CASS_OPERATOR_FILES/crd"
@@ -337,7 +337,7 @@ fetch_k8ssandra_dc() {
   cp "$K8SSANDRA_DC_SOURCE" "$mod/main.go"
   log "building k8ssandra-dc on k8ssandra-operator $OPERATOR_VERSION (Go module, a few minutes)"
   (cd "$mod" && GONOSUMDB=github.com/k8ssandra go mod tidy 2>&1 | grep -v '^go: downloading' >&2 || true)
-  (cd "$mod" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra go build -trimpath -ldflags="-s -w" \
+  (cd "$mod" && CGO_ENABLED=0 GONOSUMDB=github.com/k8ssandra "${GO_BUILD[@]}" -ldflags="-s -w" \
     -o "$K8SSANDRA_DC_BIN.tmp" . >&2) || die "building k8ssandra-dc failed"
   mv "$K8SSANDRA_DC_BIN.tmp" "$K8SSANDRA_DC_BIN"
   log "k8ssandra-dc built in $((SECONDS - start)) s"
