@@ -295,22 +295,29 @@ fn k8s_run_carries_the_live_example_end_to_end_and_the_cluster_leaves_nothing_be
     let cluster_dir = work.path().join("cluster");
     step("start");
     let before = HostState::now(&cluster_dir);
-    let mut live = Live::start(&cluster_dir);
-    step("live cluster ready");
 
-    // Both images as the README builds them (the defaults carry examples/k8s-live.toml's names), loaded
-    // into the cluster's containerd.
+    // Both images as the README builds them (the defaults carry examples/k8s-live.toml's names), built
+    // while the cluster starts (neither needs the other), then loaded into the cluster's containerd.
     let load_image = work.path().join("cqlbench-load.tar");
     let cassandra_image = work.path().join("cassandra.tar");
-    cqlbench_ok(&["k8s", "image", "load", "-o", load_image.to_str().unwrap()]);
-    cqlbench_ok(&[
-        "k8s",
-        "image",
-        "cassandra",
-        "-o",
-        cassandra_image.to_str().unwrap(),
-    ]);
-    step("both images built");
+    let mut live = std::thread::scope(|scope| {
+        let images = scope.spawn(|| {
+            cqlbench_ok(&["k8s", "image", "load", "-o", load_image.to_str().unwrap()]);
+            cqlbench_ok(&[
+                "k8s",
+                "image",
+                "cassandra",
+                "-o",
+                cassandra_image.to_str().unwrap(),
+            ]);
+            step("both images built");
+        });
+        let live = Live::start(&cluster_dir);
+        step("live cluster ready");
+        // A failed build has printed its own message; `live` is stopped by its drop.
+        images.join().expect("building the images failed");
+        live
+    });
     live.load(&[&load_image, &cassandra_image]);
     step("both images loaded");
 
