@@ -6,7 +6,7 @@
 #   scripts/k8s-live.sh fetch            build/download once into the cache (idempotent, locked): what
 #                                        scripts/k8s-apiserver.sh fetches, plus kubelet,
 #                                        kube-controller-manager and kube-scheduler v1.32.13 (Go module
-#                                        k8s.io/kubernetes), CoreDNS v1.12.0 (its Go module, the plugins a
+#                                        k8s.io/kubernetes), CoreDNS v1.11.3 (its Go module, the plugins a
 #                                        cluster's DNS needs), local-path-provisioner v0.0.30 (Go module),
 #                                        Debian's containerd, runc, CNI plugins, iptables and busybox-static
 #                                        (apt-get download + dpkg-deb -x), a pause image and a busybox image
