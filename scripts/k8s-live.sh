@@ -85,6 +85,10 @@ ROOT="$CACHE/live-root"
 KUBELET_BIN="$CACHE/bin/kubelet"
 CONTROLLER_BIN="$CACHE/bin/kube-controller-manager"
 SCHEDULER_BIN="$CACHE/bin/kube-scheduler"
+# The node's Kubernetes commands and the Go module they are built in, whose versions CoreDNS and the
+# provisioner take (build_on_kube_deps).
+KUBE_NODE_MODULE="$CACHE/build-live"
+KUBE_NODE_COMMANDS=(kubelet kube-scheduler kube-controller-manager)
 COREDNS_BIN="$CACHE/bin/coredns-$COREDNS_VERSION"
 PROVISIONER_BIN="$CACHE/bin/local-path-provisioner-$PROVISIONER_VERSION"
 PAUSE_BIN="$CACHE/bin/pause"
@@ -118,10 +122,9 @@ fetch_debs() {
 
 fetch_kube_node() {
   [[ -x "$KUBELET_BIN" && -x "$CONTROLLER_BIN" && -x "$SCHEDULER_BIN" ]] && return 0
-  kube_module "$CACHE/build-live" kubelet kube-controller-manager kube-scheduler
-  build_kube_command "$CACHE/build-live" kubelet
-  build_kube_command "$CACHE/build-live" kube-scheduler
-  build_kube_command "$CACHE/build-live" kube-controller-manager
+  kube_module "$KUBE_NODE_MODULE" "${KUBE_NODE_COMMANDS[@]}"
+  local cmd
+  for cmd in "${KUBE_NODE_COMMANDS[@]}"; do build_kube_command "$KUBE_NODE_MODULE" "$cmd"; done
 }
 
 # build_on_kube_deps NAME MODULE VERSION PACKAGE OUT: the main package PACKAGE of the Go module MODULE at
@@ -135,8 +138,8 @@ fetch_kube_node() {
 # local-path-provisioner 9 s instead of 96.
 build_on_kube_deps() {
   local name="$1" module="$2" version="$3" package="$4" out="$5"
-  local mod="$CACHE/build-$name" kube="$CACHE/build-live" start=$SECONDS
-  kube_module "$kube" kubelet kube-controller-manager kube-scheduler
+  local mod="$CACHE/build-$name" kube="$KUBE_NODE_MODULE" start=$SECONDS
+  kube_module "$kube" "${KUBE_NODE_COMMANDS[@]}"
   mkdir -p "$mod" "$CACHE/bin"
   {
     printf 'module cqlbench.invalid/%s\n\ngo 1.23.0\n\nrequire %s %s\n\nrequire (\n' "$name" "$module" "$version"
