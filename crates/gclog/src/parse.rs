@@ -127,33 +127,60 @@ pub(crate) fn parse_next_line_lazily<'a>(
 /// A unified line's decorators as written, and what they say.
 #[derive(Clone, Copy)]
 pub(crate) struct Decorators<'a> {
+    /// Every decorator, with the blanks before the message.
     text: &'a [u8],
+    /// How much of `text` runs through the last decorator that may tell a time (the level and tags
+    /// after it tell none).
+    timed_len: usize,
     stamp: Stamp,
     wall_clock: Option<&'a [u8]>,
 }
 
 impl<'a> Decorators<'a> {
-    /// The line's decorators, read again only if they differ from these.
+    /// The line's decorators, read again only where they differ from these: a line whose time
+    /// decorators are the previous line's, byte for byte, starts from their reading (a collection's
+    /// lines share one time but change tags, `[gc,phases]` to `[gc,heap]`). The wall-clock time is
+    /// returned as text, parsed only if needed. `None` if the first bracket is not a decorator (then
+    /// the line may be a JDK 8 line such as `[GC (Allocation Failure) …`).
     fn split(line: &'a [u8], previous: &mut Option<Decorators<'a>>) -> Option<Decorated<'a>> {
-        if let Some(known) = previous.filter(|known| line.starts_with(known.text)) {
-            let rest = &line[known.text.len()..];
-            // A further bracket may be one more decorator: only a full reading can tell.
-            if rest.first() != Some(&b'[') {
-                return Some(Decorated {
+        let mut reading = DecoratorReading::default();
+        if let Some(known) = *previous {
+            if let Some(rest) = line.strip_prefix(known.text) {
+                // A further bracket may be one more decorator: only reading on can tell.
+                if rest.first() != Some(&b'[') {
+                    return Some(Decorated {
+                        stamp: known.stamp,
+                        wall_clock: known.wall_clock,
+                        message: trim_start(rest),
+                    });
+                }
+            }
+            if known.timed_len > 0 && line.starts_with(&known.text[..known.timed_len]) {
+                reading = DecoratorReading {
                     stamp: known.stamp,
                     wall_clock: known.wall_clock,
-                    message: trim_start(rest),
-                });
+                    read_to: known.timed_len,
+                    timed_len: known.timed_len,
+                    decorators: 1,
+                };
             }
         }
-        let decorated = split_decorators(line)?;
+        reading.read_on(line)?;
+        if reading.decorators == 0 {
+            return None;
+        }
+        let message = trim_start(&line[reading.read_to..]);
         *previous = Some(Decorators {
-            // With the blanks before the message, which the message does not keep.
-            text: &line[..line.len() - decorated.message.len()],
-            stamp: decorated.stamp,
-            wall_clock: decorated.wall_clock,
+            text: &line[..line.len() - message.len()],
+            timed_len: reading.timed_len,
+            stamp: reading.stamp,
+            wall_clock: reading.wall_clock,
         });
-        Some(decorated)
+        Some(Decorated {
+            stamp: reading.stamp,
+            wall_clock: reading.wall_clock,
+            message,
+        })
     }
 }
 
@@ -414,40 +441,43 @@ fn heap_token(token: &[u8]) -> Option<HeapChange> {
 // Unified logging (JDK 9+)
 // ---------------------------------------------------------------------------------------------
 
-/// Splits `[dec][dec]... message` into the stamp (without its ISO-8601 wall-clock time, returned as
-/// text to be parsed if needed) and the message. `None` if the first bracket is not a decorator (then
-/// the line may be a JDK 8 line such as `[GC (Allocation Failure) …`).
-fn split_decorators(line: &[u8]) -> Option<Decorated<'_>> {
-    let mut stamp = Stamp::default();
-    let mut wall_clock = None;
-    let mut rest = line;
-    let mut decorators = 0;
-    while rest.first() == Some(&b'[') {
-        // One pass finds the decorator's end, or a space first (a padded tag like `[gc,start    ]`,
-        // or text in brackets that is no decorator): only then is the content looked at again.
-        let inside = &rest[1..];
-        let (close, spaced) = match memchr::memchr2(b']', b' ', inside) {
-            Some(at) if inside[at] == b']' => (at + 1, false),
-            Some(at) => (at + 2 + memchr::memchr(b']', &inside[at + 1..])?, true),
-            None => return None,
-        };
-        let content = &rest[1..close];
-        let trimmed = trim_end(content);
-        if trimmed.is_empty() || (spaced && trimmed.contains(&b' ')) {
-            break;
+/// What a line's decorators said, up to where they have been read.
+#[derive(Default)]
+struct DecoratorReading<'a> {
+    stamp: Stamp,
+    wall_clock: Option<&'a [u8]>,
+    /// Bytes of the line read (decorators end there, or further on).
+    read_to: usize,
+    /// Bytes through the last decorator that may tell a time.
+    timed_len: usize,
+    decorators: usize,
+}
+
+impl<'a> DecoratorReading<'a> {
+    /// Reads decorators from `read_to` on until the message; `None` if a bracket never closes.
+    fn read_on(&mut self, line: &'a [u8]) -> Option<()> {
+        while line.get(self.read_to) == Some(&b'[') {
+            let rest = &line[self.read_to..];
+            // One pass finds the decorator's end, or a space first (a padded tag like `[gc,start    ]`,
+            // or text in brackets that is no decorator): only then is the content looked at again.
+            let inside = &rest[1..];
+            let (close, spaced) = match memchr::memchr2(b']', b' ', inside) {
+                Some(at) if inside[at] == b']' => (at + 1, false),
+                Some(at) => (at + 2 + memchr::memchr(b']', &inside[at + 1..])?, true),
+                None => return None,
+            };
+            let trimmed = trim_end(&rest[1..close]);
+            if trimmed.is_empty() || (spaced && trimmed.contains(&b' ')) {
+                break;
+            }
+            self.read_to += close + 1;
+            if classify_decorator(trimmed, &mut self.stamp, &mut self.wall_clock) {
+                self.timed_len = self.read_to;
+            }
+            self.decorators += 1;
         }
-        classify_decorator(trimmed, &mut stamp, &mut wall_clock);
-        decorators += 1;
-        rest = &rest[close + 1..];
+        Some(())
     }
-    if decorators == 0 {
-        return None;
-    }
-    Some(Decorated {
-        stamp,
-        wall_clock,
-        message: trim_start(rest),
-    })
 }
 
 /// A unified-logging line split into its decorators and its message.
@@ -458,45 +488,51 @@ struct Decorated<'a> {
     message: &'a [u8],
 }
 
-fn classify_decorator<'a>(content: &'a [u8], stamp: &mut Stamp, wall_clock: &mut Option<&'a [u8]>) {
+/// Reads what a decorator tells into `stamp` or `wall_clock`; true if it may tell a time (it starts
+/// with a digit).
+fn classify_decorator<'a>(
+    content: &'a [u8],
+    stamp: &mut Stamp,
+    wall_clock: &mut Option<&'a [u8]>,
+) -> bool {
     let last = content[content.len() - 1];
-    let first = content[0];
-    if first.is_ascii_digit() {
-        if content.len() >= 19 && content[4] == b'-' && content[10] == b'T' {
-            *wall_clock = Some(content);
-            return;
-        }
-        if let Some(number) = content.strip_suffix(b"ms") {
-            if let Some(millis) = decimal_to_ns(number, 1_000_000) {
-                // uptimemillis below ~3 years, timemillis (epoch) above.
-                if millis < MAX_UPTIME_NS {
-                    stamp.uptime_ns = Some(millis);
-                } else {
-                    stamp.epoch_ns = Some(millis);
-                }
-            }
-            return;
-        }
-        if let Some(number) = content.strip_suffix(b"ns") {
-            if let Some(nanos) = decimal_to_ns(number, 1) {
-                if nanos < MAX_UPTIME_NS {
-                    stamp.uptime_ns = Some(nanos);
-                } else {
-                    stamp.epoch_ns = Some(nanos);
-                }
-            }
-            return;
-        }
-        if last == b's' {
-            if let Some(nanos) = decimal_to_ns(&content[..content.len() - 1], 1_000_000_000) {
-                if nanos < MAX_UPTIME_NS {
-                    stamp.uptime_ns = Some(nanos);
-                }
-            }
-        }
-        // pid, tid: plain numbers, nothing to keep.
+    if !content[0].is_ascii_digit() {
+        // level, tags, hostname: nothing to keep.
+        return false;
     }
-    // level, tags, hostname: nothing to keep.
+    if content.len() >= 19 && content[4] == b'-' && content[10] == b'T' {
+        *wall_clock = Some(content);
+        return true;
+    }
+    // uptimemillis/uptimenanos below ~3 years, timemillis/timenanos (epoch) above.
+    let uptime_or_epoch = |stamp: &mut Stamp, ns: i64| {
+        if ns < MAX_UPTIME_NS {
+            stamp.uptime_ns = Some(ns);
+        } else {
+            stamp.epoch_ns = Some(ns);
+        }
+    };
+    if let Some(number) = content.strip_suffix(b"ms") {
+        if let Some(ns) = decimal_to_ns(number, 1_000_000) {
+            uptime_or_epoch(stamp, ns);
+        }
+        return true;
+    }
+    if let Some(number) = content.strip_suffix(b"ns") {
+        if let Some(ns) = decimal_to_ns(number, 1) {
+            uptime_or_epoch(stamp, ns);
+        }
+        return true;
+    }
+    if last == b's' {
+        if let Some(nanos) = decimal_to_ns(&content[..content.len() - 1], 1_000_000_000) {
+            if nanos < MAX_UPTIME_NS {
+                stamp.uptime_ns = Some(nanos);
+            }
+        }
+    }
+    // pid, tid: plain numbers, nothing to keep.
+    true
 }
 
 /// A unified message without its `GC(12) ` and generational ZGC `Y: ` / `O: ` prefixes.
@@ -1330,6 +1366,21 @@ mod tests {
             b"[0.5s][info][gc] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
             b"not unified at all",
             b"[0.5s][info][gc] Using G1",
+            // The same time with other tags, a pid, a second time, or no decorator after it.
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc,heap     ] GC(7) Eden regions: 6->0(3)",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc,metaspace] GC(7) Metaspace: 1K->1K(2K)",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc          ] GC(7) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc][4242] GC(8) Pause Remark 20M->20M(64M) 1.2ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][4242][info][gc] GC(8) Pause Cleanup 20M->20M(64M) 0.1ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc] GC(8) Pause Cleanup 20M->20M(64M) 0.1ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][1.140s] GC(9) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc] GC(9) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(64M) 2ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][2026-11-22T00:08:16.001+0000][gc] GC(9) Pause Full (System.gc()) 30M->10M(64M) 12.5ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s] GC(10) Pause Full (System.gc()) 30M->10M(64M) 12.5ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][gc] GC(11) Pause Full (System.gc()) 30M->10M(64M) 12.5ms",
+            b"[2026-11-22T00:08:15.001+0000][1.130s][info][not a tag] text",
+            b"[2026-11-22T00:08:15.001+0000][1.1305s][info][gc] GC(12) Pause Full (System.gc()) 30M->10M(64M) 12.5ms",
         ];
         let mut previous = None;
         for line in lines {
