@@ -145,7 +145,11 @@ impl<'a> Decorators<'a> {
     fn split(line: &'a [u8], previous: &mut Option<Decorators<'a>>) -> Option<Decorated<'a>> {
         let mut reading = DecoratorReading::default();
         if let Some(known) = *previous {
-            if let Some(rest) = line.strip_prefix(known.text) {
+            let (timed, untimed) = known.text.split_at(known.timed_len);
+            let Some(after_time) = line.strip_prefix(timed) else {
+                return reading.read_whole(line, previous);
+            };
+            if let Some(rest) = after_time.strip_prefix(untimed) {
                 // A further bracket may be one more decorator: only reading on can tell.
                 if rest.first() != Some(&b'[') {
                     return Some(Decorated {
@@ -155,7 +159,7 @@ impl<'a> Decorators<'a> {
                     });
                 }
             }
-            if known.timed_len > 0 && line.starts_with(&known.text[..known.timed_len]) {
+            if !timed.is_empty() {
                 reading = DecoratorReading {
                     stamp: known.stamp,
                     wall_clock: known.wall_clock,
@@ -165,22 +169,7 @@ impl<'a> Decorators<'a> {
                 };
             }
         }
-        reading.read_on(line)?;
-        if reading.decorators == 0 {
-            return None;
-        }
-        let message = trim_start(&line[reading.read_to..]);
-        *previous = Some(Decorators {
-            text: &line[..line.len() - message.len()],
-            timed_len: reading.timed_len,
-            stamp: reading.stamp,
-            wall_clock: reading.wall_clock,
-        });
-        Some(Decorated {
-            stamp: reading.stamp,
-            wall_clock: reading.wall_clock,
-            message,
-        })
+        reading.read_whole(line, previous)
     }
 }
 
@@ -454,6 +443,30 @@ struct DecoratorReading<'a> {
 }
 
 impl<'a> DecoratorReading<'a> {
+    /// Reads the line's remaining decorators and keeps what all of them say for the next line.
+    fn read_whole(
+        mut self,
+        line: &'a [u8],
+        previous: &mut Option<Decorators<'a>>,
+    ) -> Option<Decorated<'a>> {
+        self.read_on(line)?;
+        if self.decorators == 0 {
+            return None;
+        }
+        let message = trim_start(&line[self.read_to..]);
+        *previous = Some(Decorators {
+            text: &line[..line.len() - message.len()],
+            timed_len: self.timed_len,
+            stamp: self.stamp,
+            wall_clock: self.wall_clock,
+        });
+        Some(Decorated {
+            stamp: self.stamp,
+            wall_clock: self.wall_clock,
+            message,
+        })
+    }
+
     /// Reads decorators from `read_to` on until the message; `None` if a bracket never closes.
     fn read_on(&mut self, line: &'a [u8]) -> Option<()> {
         while line.get(self.read_to) == Some(&b'[') {
@@ -539,7 +552,8 @@ fn classify_decorator<'a>(
 struct GcMessage<'a> {
     body: &'a [u8],
     generational: bool,
-    gc_id: Option<u64>,
+    /// The id's digits, read only for the lines that record it (pauses).
+    gc_id: Option<&'a [u8]>,
 }
 
 /// Strips `GC(12) ` and a generational ZGC `Y: ` / `O: ` prefix.
@@ -554,7 +568,7 @@ fn strip_gc_prefix(message: &[u8]) -> GcMessage<'_> {
             _ => after.iter().position(|b| *b == b')'),
         };
         if let Some(close) = close {
-            gc_id = unsigned(&after[..close]);
+            gc_id = Some(&after[..close]);
             rest = trim_start(&after[close + 1..]);
         }
     }
@@ -688,7 +702,7 @@ const KNOWN_PAUSES: &[&str] = &[
 ];
 
 /// `Young (Normal) (G1 Evacuation Pause) 6M->6M(64M) 4.736ms` (the text after `Pause `).
-fn pause_message(rest: &[u8], gc_id: Option<u64>) -> Option<Event<'_>> {
+fn pause_message<'a>(rest: &'a [u8], gc_id: Option<&[u8]>) -> Option<Event<'a>> {
     let rest = trim_end(rest);
     let (without_duration, duration) = match rest.iter().rposition(|b| *b == b' ') {
         Some(space) => match duration_token(&rest[space + 1..]) {
@@ -719,7 +733,7 @@ fn pause_message(rest: &[u8], gc_id: Option<u64>) -> Option<Event<'_>> {
         duration_ns,
         heap,
         stamp_at: StampAt::End,
-        gc_id,
+        gc_id: gc_id.and_then(unsigned),
     })
 }
 
