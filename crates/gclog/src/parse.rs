@@ -165,7 +165,6 @@ impl<'a> Decorators<'a> {
                     wall_clock: known.wall_clock,
                     read_to: known.timed_len,
                     timed_len: known.timed_len,
-                    decorators: 1,
                 };
             }
         }
@@ -435,11 +434,10 @@ fn heap_token(token: &[u8]) -> Option<HeapChange> {
 struct DecoratorReading<'a> {
     stamp: Stamp,
     wall_clock: Option<&'a [u8]>,
-    /// Bytes of the line read (decorators end there, or further on).
+    /// Bytes of the line read (decorators end there, or further on); 0 until one decorator is read.
     read_to: usize,
     /// Bytes through the last decorator that may tell a time.
     timed_len: usize,
-    decorators: usize,
 }
 
 impl<'a> DecoratorReading<'a> {
@@ -450,7 +448,8 @@ impl<'a> DecoratorReading<'a> {
         previous: &mut Option<Decorators<'a>>,
     ) -> Option<Decorated<'a>> {
         self.read_on(line)?;
-        if self.decorators == 0 {
+        if self.read_to == 0 {
+            // The first bracket is no decorator.
             return None;
         }
         let message = trim_start(&line[self.read_to..]);
@@ -487,7 +486,6 @@ impl<'a> DecoratorReading<'a> {
             if classify_decorator(trimmed, &mut self.stamp, &mut self.wall_clock) {
                 self.timed_len = self.read_to;
             }
-            self.decorators += 1;
         }
         Some(())
     }
