@@ -84,8 +84,10 @@ if [ "$live_status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
   exit 1
 fi
 
-# The rest one binary at a time: unit tests, every integration test but the two above, doc tests.
-mapfile -t rest < <(cargo metadata --no-deps --format-version 1 | python3 -c '
+# The rest one binary at a time: unit tests, every integration test but the two above, doc tests. The
+# list is taken in a plain assignment, so that a failing cargo metadata or python3 stops the suite
+# (inside `< <(...)` it would pass unseen and leave the list empty).
+rest_list=$(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 skip = set(sys.argv[1:])
 for package in json.load(sys.stdin)["packages"]:
@@ -93,5 +95,10 @@ for package in json.load(sys.stdin)["packages"]:
         if target["kind"] == ["test"] and target["name"] not in skip:
             print("--test\n" + target["name"])
 ' k8s_live "$beside_live")
+if [ -z "$rest_list" ]; then
+  echo "no integration tests found by cargo metadata" >&2
+  exit 1
+fi
+mapfile -t rest <<<"$rest_list"
 cargo test --workspace --release "${features[@]}" --lib --bins "${rest[@]}" -- "${threads[@]}"
 cargo test --workspace --release "${features[@]}" --doc
