@@ -593,14 +593,7 @@ fn unified_message(message: &[u8]) -> Option<Event<'_>> {
         Some(b'P') if starts_with(body, b"Pause ") => pause_message(&body[6..], gc_id),
         Some(b'C') if starts_with(body, b"Concurrent ") => Some(concurrent_message(body)),
         Some(b'S') if starts_with(body, b"Safepoint \"") => safepoint_message(&body[11..]),
-        Some(b'T')
-            if starts_with(
-                body,
-                b"Total time for which application threads were stopped:",
-            ) =>
-        {
-            stopped_time_message(body)
-        }
+        Some(b'T') if starts_with(body, STOPPED_TIME) => stopped_time_message(body),
         Some(b'E') if starts_with(body, b"Entering safepoint region: ") => as_str(&body[27..])
             .map(|op| Event::SafepointOperation(op.trim()))
             .or(Some(Event::Other)),
@@ -808,6 +801,10 @@ fn ns_field(fields: &[u8], name: &[u8]) -> Option<i64> {
     decimal_to_ns(&value[..end], 1).filter(|ns| *ns <= MAX_DURATION_NS)
 }
 
+/// JDK 8–16's -XX:+PrintGCApplicationStoppedTime and -XX:+PrintGCApplicationConcurrentTime.
+const STOPPED_TIME: &[u8] = b"Total time for which application threads were stopped:";
+const RUNNING_TIME: &[u8] = b"Application time:";
+
 /// JDK 8–16: `Total time for which application threads were stopped: 0.0001986 seconds, Stopping
 /// threads took: 0.0000483 seconds`. The total already includes the stopping time.
 fn stopped_time_message(body: &[u8]) -> Option<Event<'_>> {
@@ -840,47 +837,15 @@ fn seconds_field(body: &[u8], name: &[u8]) -> Option<i64> {
 // JDK 8 -XX:+PrintGCDetails
 // ---------------------------------------------------------------------------------------------
 
-/// `2016-02-03T12:34:56.789+0100: 1.234: [GC …`: both stamps optional. Returns `None` when the line
-/// is not JDK 8 shaped, `Some(None)` when it is but cannot be read (truncated), `Some(Some(line))` otherwise.
 fn starts_with_date_stamp(text: &[u8]) -> bool {
     text.len() >= 19 && text[0].is_ascii_digit() && text[4] == b'-' && text[10] == b'T'
 }
 
+/// `2016-02-03T12:34:56.789+0100: 1.234: [GC …`: both stamps optional. Returns `None` when the line
+/// is not JDK 8 shaped, `Some(None)` when it is but cannot be read (truncated), `Some(Some(line))` otherwise.
 #[allow(clippy::option_option)]
 fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
-    let mut stamp = Stamp::default();
-    let mut rest = line;
-    if starts_with_date_stamp(rest) {
-        let colon = find(rest, b": ")?;
-        stamp.epoch_ns = Some(parse_iso8601(&rest[..colon])?);
-        rest = &rest[colon + 2..];
-        // Two threads stamping at once: `D1: D2: U1U2: : [Full GC …`. Keep the first of each.
-        if starts_with_date_stamp(rest) {
-            rest = &rest[find(rest, b": ")? + 2..];
-        }
-    }
-    if rest.first().is_some_and(u8::is_ascii_digit) {
-        let colon = find(rest, b": ")?;
-        let mut seconds = &rest[..colon];
-        if !seconds
-            .iter()
-            .all(|b| b.is_ascii_digit() || is_decimal_separator(*b))
-        {
-            return None;
-        }
-        let entangled = seconds.iter().filter(|b| **b == b'.').count() == 2;
-        if entangled {
-            // `79244.87279244.872`: JDK 8 prints uptimes with three decimals.
-            let dot = seconds.iter().position(|b| *b == b'.')?;
-            seconds = seconds.get(..dot + 4)?;
-        }
-        stamp.uptime_ns =
-            Some(decimal_to_ns(seconds, 1_000_000_000)?).filter(|ns| *ns < MAX_UPTIME_NS);
-        rest = &rest[colon + 2..];
-        if entangled {
-            rest = rest.strip_prefix(b": ").unwrap_or(rest);
-        }
-    }
+    let (stamp, mut rest) = jdk8_stamps(line)?;
     let stamped = !stamp.is_empty();
     if stamped && rest.first() == Some(&b'#') {
         // -XX:+PrintGCID: `#12: [GC …`
@@ -896,15 +861,101 @@ fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
     }))
 }
 
+/// Reads the stamps that open a JDK 8 line: the date (`-XX:+PrintGCDateStamps`) and the uptime
+/// (`-XX:+PrintGCTimeStamps`), each followed by `: `, and returns the first of each with the rest of
+/// the line. The JVM writes a stamp and its `: ` separately but a message with its newline at once,
+/// so two threads stamping at once interleave their pieces in any order, and a separator may land
+/// on the other thread's line: `D1: D2: U1U2: : [Full GC …`, `D1D2: : U1: U2: [GC …`, or
+/// `D1D2: U2: [GC …` followed by `: U1: [GC …`. The stamps are read as a run of pieces that ends
+/// with a separator. `None` if the line starts with a stamp but is not such a run.
+fn jdk8_stamps(line: &[u8]) -> Option<(Stamp, &[u8])> {
+    let mut stamp = Stamp::default();
+    let mut rest = line;
+    let mut stamps = 0;
+    let mut ends_with_separator = false;
+    loop {
+        if let Some(after) = rest.strip_prefix(b": ") {
+            rest = after;
+            ends_with_separator = true;
+            continue;
+        }
+        if starts_with_date_stamp(rest) {
+            let len = date_stamp_len(rest)?;
+            let epoch_ns = parse_iso8601(&rest[..len])?;
+            stamp.epoch_ns = stamp.epoch_ns.or(Some(epoch_ns));
+            rest = &rest[len..];
+        } else if rest.first().is_some_and(u8::is_ascii_digit) {
+            let len = uptime_len(rest);
+            let uptime_ns =
+                Some(decimal_to_ns(&rest[..len], 1_000_000_000)?).filter(|ns| *ns < MAX_UPTIME_NS);
+            stamp.uptime_ns = stamp.uptime_ns.or(uptime_ns);
+            rest = &rest[len..];
+        } else {
+            break;
+        }
+        stamps += 1;
+        ends_with_separator = false;
+    }
+    if stamps > 0 && ends_with_separator {
+        return Some((stamp, rest));
+    }
+    if stamps == 0 && is_safepoint_report(rest) {
+        // Its stamps went to another thread's line, leaving their separators here.
+        return Some((Stamp::default(), rest));
+    }
+    // Unstamped: a collection's piece such as `: 1234K->…`, or no stamp-like start at all.
+    (stamps == 0 || starts_with(line, b": ")).then_some((Stamp::default(), line))
+}
+
+/// The length of the ISO 8601 time at the start of `text` (`2016-02-03T12:34:56.789+0100`, as
+/// [`starts_with_date_stamp`] found it), read without looking for the `: ` after it, which another
+/// thread's stamp may have pushed away.
+fn date_stamp_len(text: &[u8]) -> Option<usize> {
+    let mut len = 19;
+    if text.get(len) == Some(&b'.') {
+        len += 1 + digits_len(&text[len + 1..]);
+    }
+    match text.get(len) {
+        Some(b'Z') => len += 1,
+        Some(b'+' | b'-') => {
+            let offset = &text[len + 1..];
+            len += 1 + match offset {
+                [_, _, b':', _, _, ..] => 5,
+                _ => 4,
+            };
+        }
+        _ => {}
+    }
+    (len <= text.len()).then_some(len)
+}
+
+/// The length of the uptime at the start of `text` (digits, a decimal separator, digits). JDK 8
+/// prints three decimals, so a fraction run on into a second uptime (`79244.87279244.872`) or a
+/// date ends after its third digit.
+fn uptime_len(text: &[u8]) -> usize {
+    let integer = digits_len(text);
+    if !text.get(integer).copied().is_some_and(is_decimal_separator) {
+        return integer;
+    }
+    let fraction = digits_len(&text[integer + 1..]);
+    let ends_here = matches!(text.get(integer + 1 + fraction), None | Some(b':'));
+    integer + 1 + if ends_here { fraction } else { fraction.min(3) }
+}
+
+fn digits_len(text: &[u8]) -> usize {
+    text.iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+fn is_safepoint_report(message: &[u8]) -> bool {
+    starts_with(message, STOPPED_TIME) || starts_with(message, RUNNING_TIME)
+}
+
 #[allow(clippy::option_option)]
 fn jdk8_message(message: &[u8], stamped: bool) -> Option<Option<Event<'_>>> {
-    if starts_with(
-        message,
-        b"Total time for which application threads were stopped:",
-    ) {
+    if starts_with(message, STOPPED_TIME) {
         return Some(stopped_time_message(message));
     }
-    if starts_with(message, b"Application time:") {
+    if starts_with(message, RUNNING_TIME) {
         return Some(Some(Event::Other));
     }
     if starts_with(message, b"[GC") || starts_with(message, b"[Full GC") {
@@ -1638,6 +1689,69 @@ mod tests {
         assert_eq!(event(created), Event::Other);
         let full = "2020-03-01 10:00:00 GC log file has reached the maximum size. Saved as /var/log/cassandra/gc.log.0";
         assert_eq!(event(full), Event::Other);
+    }
+
+    #[test]
+    fn jdk8_stamps_of_two_threads_read_in_any_interleaving() {
+        const DATE: &str = "2026-11-28T03:56:59.271+0000";
+        const MESSAGE: &str = "[GC concurrent-root-region-scan-start]";
+        let epoch_ns = parse_iso8601(DATE.as_bytes());
+        for prefix in [
+            format!("{DATE}: 1.690: "),
+            format!("{DATE}: {DATE}: 1.6901.690: : "),
+            format!("{DATE}{DATE}: : 1.690: 1.690: "),
+            format!("{DATE}: 1.690{DATE}: : 1.690: "),
+            format!("{DATE}: 1.690: {DATE}: 1.690: "),
+        ] {
+            let line = format!("{prefix}{MESSAGE}");
+            let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (stamp.epoch_ns, stamp.uptime_ns, rest),
+                (epoch_ns, Some(1_690_000_000), MESSAGE.as_bytes()),
+                "{line}"
+            );
+        }
+        // The first of each is kept.
+        let line = format!("{DATE}: 1.6902.5: : [GC");
+        let (stamp, _) = jdk8_stamps(line.as_bytes()).unwrap();
+        assert_eq!(stamp.uptime_ns, Some(1_690_000_000));
+        // A separator may land on the other thread's line, before its stamps or its message.
+        let line = format!("{DATE}{DATE}: 1.690: {MESSAGE}");
+        let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap();
+        assert_eq!((stamp.epoch_ns, rest), (epoch_ns, MESSAGE.as_bytes()));
+        let line = format!(": 1.690: {MESSAGE}");
+        let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap();
+        assert_eq!(
+            (stamp.uptime_ns, rest),
+            (Some(1_690_000_000), MESSAGE.as_bytes())
+        );
+        let stopped = "Total time for which application threads were stopped: 0.0050000 seconds";
+        let line = format!(": : {stopped}");
+        let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap();
+        assert_eq!((stamp.is_empty(), rest), (true, stopped.as_bytes()));
+        // Pieces that end in a stamp are not stamps: None where the line starts like one.
+        for torn in ["1.690 [GC", "0.0123 secs]", "12: 1.5"] {
+            assert!(jdk8_stamps(torn.as_bytes()).is_none(), "{torn}");
+        }
+        // A collection's pieces and other text are unstamped, whole.
+        for piece in [
+            ", 0.0123 secs]",
+            ": 1234K->56K(789K), 0.01 secs]",
+            ": [CMS",
+            "[ParNew",
+        ] {
+            let (stamp, rest) = jdk8_stamps(piece.as_bytes()).unwrap();
+            assert_eq!(
+                (stamp.is_empty(), rest),
+                (true, piece.as_bytes()),
+                "{piece}"
+            );
+        }
+        // Uptimes without three decimals, as other writers print them.
+        let (stamp, _) = jdk8_stamps(b"2.1: [CMS-concurrent-mark").unwrap();
+        assert_eq!(stamp.uptime_ns, Some(2_100_000_000));
+        let (stamp, _) = jdk8_stamps(b"12: [GC").unwrap();
+        assert_eq!(stamp.uptime_ns, Some(12_000_000_000));
     }
 
     #[test]

@@ -194,6 +194,27 @@ fn jdk8_stamps_of_two_threads_entangled_on_one_line_still_open_the_collection() 
 }
 
 #[test]
+fn jdk8_stamps_of_two_threads_interleaved_piece_by_piece_are_understood() {
+    // Cassandra 4.0 on JDK 8 with G1, seen in this project's CI: the concurrent mark thread and the
+    // VM thread (ending the initial-mark safepoint) wrote both dates before either separator; the
+    // VM thread's message followed on a line of its own.
+    let log = "2026-11-28T03:56:59.268+0000: 1.685: [GC pause (Metadata GC Threshold) (young) (initial-mark), 0.0040000 secs]\n   \
+        [Eden: 20.0M(25.0M)->0.0B(24.0M) Survivors: 0.0B->1024.0K Heap: 20.0M(512.0M)->1400.0K(512.0M)]\n \
+        [Times: user=0.01 sys=0.00, real=0.00 secs] \n\
+        2026-11-28T03:56:59.271+00002026-11-28T03:56:59.271+0000: : 1.690: 1.690: [GC concurrent-root-region-scan-start]\n\
+        Total time for which application threads were stopped: 0.0050000 seconds, Stopping threads took: 0.0000500 seconds\n\
+        2026-11-28T03:56:59.273+0000: 1.692: [GC concurrent-root-region-scan-end, 0.0020000 secs]\n\
+        2026-11-28T03:56:59.280+00002026-11-28T03:56:59.280+0000: 1.699: [GC concurrent-mark-start]\n\
+        : 1.699: Total time for which application threads were stopped: 0.0001000 seconds, Stopping threads took: 0.0000200 seconds\n";
+    let report = analyze_text(log);
+    assert_eq!(report.unparsed_lines, 0);
+    assert_eq!(report.pauses.count, 1);
+    // Both safepoints counted, the one whose separator went to the line before too.
+    let safepoints = report.safepoints.as_ref().expect("safepoints");
+    assert_eq!(safepoints.count, 2, "{safepoints:?}");
+}
+
+#[test]
 fn shenandoah_backport_phase_lines_are_stamped_when_the_phase_ends() {
     // With -XX:+PrintGCDetails the backport writes `[Pause Init Mark …, start]` when the pause begins
     // and the `[Pause Init Mark …, N ms]` line when it ends; in real logs the second stamp is the
