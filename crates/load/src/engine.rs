@@ -403,21 +403,27 @@ impl Recorders {
         recorder
     }
 
-    /// What the threads recorded for the row that ends at `cut`. The cut is taken before any
-    /// recorder is locked, and a thread holds its recorder from a release's moment until the
-    /// release is recorded: so every release before the cut is in, and the later ones wait for the
-    /// next row.
-    fn drain(&mut self, ops: usize, cut: Instant) -> IntervalRecorder {
+    /// What the threads recorded for the row that ends now, and that end. The end is taken while
+    /// every recorder is held: a thread holds its recorder from a release's moment until the release
+    /// is recorded, and records a completion only after it happened, so everything the row holds
+    /// happened before its end and everything later waits for the next row.
+    fn drain(&mut self, ops: usize) -> (IntervalRecorder, Instant) {
+        // A thread that panicked while holding its recorder leaves whole counts behind.
+        let mut held: Vec<_> = self
+            .shared
+            .iter()
+            .map(|shared| shared.lock().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        let cut = Instant::now();
+        for (recorder, spare) in held.iter_mut().zip(&mut self.spares) {
+            recorder.hand_over(spare, cut);
+        }
+        drop(held);
         let mut interval = IntervalRecorder::new(ops);
-        for (shared, spare) in self.shared.iter().zip(&mut self.spares) {
-            // A thread that panicked while holding its recorder leaves whole counts behind.
-            shared
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .hand_over(spare, cut);
+        for spare in &mut self.spares {
             spare.drain_into(&mut interval);
         }
-        interval
+        (interval, cut)
     }
 
     fn set_slow_thresholds(&self, thresholds: Vec<u64>) {
@@ -809,8 +815,7 @@ impl<'a> Reporter<'a> {
         progress: &mut dyn FnMut(&str),
     ) -> Result<Summary, LoadError> {
         let finished = status != RunStatus::Running;
-        let now = Instant::now();
-        let mut interval = recorders.drain(ctx.ops.len(), now);
+        let (mut interval, now) = recorders.drain(ctx.ops.len());
         self.feed_live(&interval, now, finished);
         if let Some(held) = self.held_measured.take() {
             for (stats, h) in interval.measured.iter_mut().zip(&held) {
@@ -1401,7 +1406,7 @@ async fn populate(
                 true
             }
         };
-        let interval = phase.recorders.drain(ctx.ops.len(), Instant::now());
+        let (interval, _) = phase.recorders.drain(ctx.ops.len());
         for s in &interval.warmup {
             done += s.count;
             errors += s.errors.total();
@@ -1486,6 +1491,58 @@ mod tests {
     }
 
     const WINDOW: Duration = Duration::from_secs(10);
+
+    /// A client thread stamps a completion before it takes its recorder (its loop reads what
+    /// epoll returned first), so a row's end taken before the recorders were held could fall
+    /// between a completion and its recording, and the row would hold an operation that completed
+    /// after the row ended (seen once: `duration_s` 3.001 against a last row ending at 3.000).
+    #[test]
+    fn a_drained_row_ends_after_every_completion_it_holds() {
+        use crate::recorder::Completion;
+        use std::sync::atomic::AtomicBool;
+        let mut recorders = Recorders::default();
+        let shared = recorders.add(2);
+        let start = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let client = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    // Between two reads, as a loop waiting on epoll would (and a spinning thread
+                    // could keep the lock from the drain for good).
+                    std::thread::sleep(Duration::from_micros(20));
+                    let done = Instant::now();
+                    std::thread::yield_now();
+                    let completion = Completion {
+                        op: OpId::WRITE,
+                        intended: done,
+                        sent: done,
+                        done,
+                        error: None,
+                        slot_limited: false,
+                        node: 0,
+                        not_applied: false,
+                        rows: 0,
+                        pages: 0,
+                    };
+                    shared.lock().expect("recorder").record(&completion, start);
+                }
+            })
+        };
+        let mut rows = 0;
+        while rows < 5_000 {
+            let (interval, end) = recorders.drain(2);
+            if let Some(last_done) = interval.last_done {
+                assert!(
+                    last_done <= end,
+                    "row {rows} holds a completion after its end"
+                );
+                rows += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        client.join().expect("client thread");
+    }
 
     /// Replays the reporting moments of many runs — ticks a second apart, late by up to 300 ms, a
     /// warm-up of any length, the end at any moment — and checks that the rows tile each phase's

@@ -1123,8 +1123,8 @@ where
             let (mut wake, reconnecting) = self.maintain_connections(Instant::now());
             let stopping = self.io.stop.load(Ordering::Relaxed);
             // Held from the moment of the releases (taken under it) until they are recorded: the
-            // reporter takes a row's end before it locks, so a release falls in the row of its
-            // moment, never in the next one for a preemption in between.
+            // reporter takes a row's end while it holds every recorder, so a release falls in the
+            // row of its moment, never in the next one for a preemption in between.
             let io = self.io;
             let mut recorder = io.recorder();
             let now = Instant::now();
