@@ -1498,7 +1498,7 @@ mod tests {
     /// after the row ended (seen once: `duration_s` 3.001 against a last row ending at 3.000).
     #[test]
     fn a_drained_row_ends_after_every_completion_it_holds() {
-        use crate::recorder::Completion;
+        use crate::recorder::tests::completion;
         use std::sync::atomic::AtomicBool;
         let mut recorders = Recorders::default();
         let shared = recorders.add(2);
@@ -1513,18 +1513,7 @@ mod tests {
                     std::thread::sleep(Duration::from_micros(20));
                     let done = Instant::now();
                     std::thread::yield_now();
-                    let completion = Completion {
-                        op: OpId::WRITE,
-                        intended: done,
-                        sent: done,
-                        done,
-                        error: None,
-                        slot_limited: false,
-                        node: 0,
-                        not_applied: false,
-                        rows: 0,
-                        pages: 0,
-                    };
+                    let completion = completion(OpId::WRITE, done);
                     shared.lock().expect("recorder").record(&completion, start);
                 }
             })

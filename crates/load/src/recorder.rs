@@ -284,7 +284,7 @@ impl IntervalRecorder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::time::Duration;
 
@@ -371,7 +371,8 @@ mod tests {
         assert!(rec.releases.is_empty() && spare.releases.is_empty());
     }
 
-    fn completion(op: OpId, at: Instant) -> Completion {
+    /// A successful operation intended, sent and done at `at`.
+    pub(crate) fn completion(op: OpId, at: Instant) -> Completion {
         Completion {
             op,
             intended: at,
