@@ -560,7 +560,7 @@ fn strip_gc_prefix(message: &[u8]) -> GcMessage<'_> {
     let mut gc_id = None;
     if let Some(after) = rest.strip_prefix(b"GC(") {
         // Nearly always digits and the bracket: found in the pass over the digits.
-        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        let digits = digits_len(after);
         let close = match after.get(digits) {
             Some(b')') => Some(digits),
             _ => after.iter().position(|b| *b == b')'),
