@@ -62,13 +62,15 @@ cargo clippy --workspace --all-targets --release "${features[@]}" -- -D warnings
 cargo test --workspace --release "${features[@]}" --tests --no-run
 
 # The live Kubernetes test keeps about one core of two busy for five minutes (on a fresh machine, for
-# about fourteen: its Go builds come first). Beside it run the tests made for or indifferent to a busy
-# machine: the kill test and jvm_exit put busy loops beside their JVMs by design, and the JDK 11 and
-# JDK 25 node tests prove flags, collectors and the shim, not latency. Measured together on a warm
-# machine: 347 s against 316 + 199 s one after the other for the kill test alone. Every other test
-# needs the machine to itself (load tests judge latency and the machine's quiet, the multi-node tests
-# expect every operation to succeed).
-beside_live=(cluster_kill_exact jvm_exit cluster_jdk11 cluster_jdk25)
+# about fifteen: its Go builds come first). Beside it run the tests made for or indifferent to a busy
+# machine: the kill test and jvm_exit put busy loops beside their JVMs by design, the JDK 11 and JDK 25
+# node tests prove flags, collectors and the shim, not latency, and k8s_apiserver (its own API server on
+# other ports, the cached binaries under the same lock as k8s_live's builds) checks manifests and control
+# flow. None of them mounts, adds an interface or changes a kernel setting, which k8s_live's teardown
+# check compares. Fresh machine, 2026-11-28: 43.9 min for the whole suite with all but k8s_apiserver beside,
+# against about 45.3 with the kill test alone. Every other test needs the machine to itself (load tests
+# judge latency and the machine's quiet, the multi-node tests expect every operation to succeed).
+beside_live=(cluster_kill_exact jvm_exit cluster_jdk11 cluster_jdk25 k8s_apiserver)
 beside_args=()
 for test in "${beside_live[@]}"; do beside_args+=(--test "$test"); done
 cargo test --workspace --release "${features[@]}" --test k8s_live -- "${threads[@]}" &
