@@ -20,7 +20,7 @@ use cqlbench_cql::{
     Stream, HEADER_LEN, MAX_STREAMS,
 };
 
-use crate::poll::{self, Epoll};
+use crate::poll::{self, Epoll, WakeTimer};
 use crate::recorder::{Completion, ErrorKind, IntervalRecorder, NO_NODE};
 use crate::state::{StateTable, StateUpdate};
 use crate::topology::{token_of, Topology};
@@ -894,6 +894,11 @@ struct ThreadLoop<'a, T, B> {
     op_type: T,
     bind: B,
     epoll: Epoll,
+    /// What the loop sleeps until when no socket wakes it first.
+    timer: WakeTimer,
+    /// The next look at the stop flag. It moves only once passed, so that a loop woken by responses
+    /// between two due times asks for the same wake-up time and its timer stays as it is.
+    stop_poll_at: Instant,
     completed: Vec<Completion>,
     tally: Tally,
     last_release: Option<Instant>,
@@ -1051,7 +1056,10 @@ where
     /// sending); returns the earliest remaining deadline (or the next look at the stop flag) and
     /// whether a connection is still being re-established.
     fn maintain_connections(&mut self, now: Instant) -> (Instant, bool) {
-        let mut wake = now + STOP_POLL;
+        if now >= self.stop_poll_at {
+            self.stop_poll_at = now + STOP_POLL;
+        }
+        let mut wake = self.stop_poll_at;
         let mut reconnecting = false;
         for (i, conn) in self.conns.conns.iter_mut().enumerate() {
             if !conn.is_up() {
@@ -1093,14 +1101,14 @@ where
 
     /// Sleeps until `wake` or until a connection is ready, then reads and writes what is ready.
     fn wait(&mut self, wake: Instant) -> Result<(), String> {
-        let timeout = wake.saturating_duration_since(Instant::now());
         let ready_count = self
             .epoll
-            .wait(Some(timeout))
+            .wait_until(&mut self.timer, wake)
             .map_err(|e| format!("epoll_wait: {e}"))?;
         let now = Instant::now();
         for k in 0..ready_count {
             let ready = self.epoll.ready(k);
+            // The wake-up timer's report (poll::TIMER_TOKEN) names no connection.
             let i = ready.token as usize;
             let Some(conn) = self.conns.conns.get_mut(i) else {
                 continue;
@@ -1171,15 +1179,16 @@ pub fn run_loop(
     bind: impl FnMut(u64, OpId, &mut ExecuteFrame) -> Binding,
 ) -> LoopOutcome {
     io.progress.store(schedule.lane, Ordering::Relaxed);
-    let epoll = match Epoll::new() {
-        Ok(e) => e,
+    let (epoll, timer) = match Epoll::new().and_then(|e| WakeTimer::new(&e).map(|t| (e, t))) {
+        Ok(pair) => pair,
         Err(e) => {
             let mut outcome = give_up(conns, schedule, io, &op_type, Instant::now());
             outcome.failure = Some(format!("epoll: {e}"));
             return outcome;
         }
     };
-    // The kernel may wake this thread up to 10 µs after an operation is due (50 µs by default).
+    // The kernel may wake this thread up to 10 µs after a timer it sleeps on (50 µs by default); the
+    // wake-up timer itself has no slack.
     poll::set_timer_slack(Duration::from_micros(10));
     for (i, conn) in conns.conns.iter_mut().enumerate() {
         conn.wants_writable = false;
@@ -1195,6 +1204,8 @@ pub fn run_loop(
         op_type,
         bind,
         epoll,
+        timer,
+        stop_poll_at: Instant::now() + STOP_POLL,
         completed: Vec::with_capacity(256),
         tally: Tally::new(config.statements.len()),
         last_release: None,
