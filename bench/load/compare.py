@@ -31,6 +31,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -57,9 +58,21 @@ def ensure_tools(latte=True):
 
 def latte_workload():
     home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
-    found = glob.glob(os.path.join(home, "registry", "src", "*", "latte-cli-0.29.0", "workloads", "basic", "write.rn"))
+    pattern = os.path.join(home, "registry", "src", "*", "latte-cli-0.29.0", "workloads", "basic", "write.rn")
+    if not glob.glob(pattern):
+        # latte is installed but its sources are gone (a cleaned registry): `cargo fetch` of a throwaway
+        # package that depends on it unpacks them again, without building anything.
+        with tempfile.TemporaryDirectory() as package:
+            os.makedirs(os.path.join(package, "src"))
+            with open(os.path.join(package, "Cargo.toml"), "w") as f:
+                f.write('[package]\nname = "latte-sources"\nversion = "0.0.0"\nedition = "2021"\n\n'
+                        '[dependencies]\nlatte-cli = "=0.29.0"\n')
+            with open(os.path.join(package, "src", "main.rs"), "w") as f:
+                f.write("fn main() {}\n")
+            sh(["cargo", "fetch", "--quiet"], cwd=package)
+    found = glob.glob(pattern)
     if not found:
-        sys.exit("latte's workloads/basic/write.rn not found in the cargo registry sources")
+        sys.exit("latte's workloads/basic/write.rn not found in the cargo registry sources, even after cargo fetch")
     return found[0]
 
 
