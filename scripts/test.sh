@@ -67,7 +67,7 @@ cargo test --workspace --release "${features[@]}" --tests --no-run
 # node tests prove flags, collectors and the shim, not latency, and k8s_apiserver (its own API server on
 # other ports, the cached binaries under the same lock as k8s_live's builds) checks manifests and control
 # flow. None of them mounts, adds an interface or changes a kernel setting, which k8s_live's teardown
-# check compares. Fresh machine, 2026-11-28: 43.9 min for the whole suite with all but k8s_apiserver beside,
+# check compares. Fresh machine, 2026-11-28: 41.4 min for the whole suite with these five beside it,
 # against about 45.3 with the kill test alone. Every other test needs the machine to itself (load tests
 # judge latency and the machine's quiet, the multi-node tests expect every operation to succeed).
 beside_live=(cluster_kill_exact jvm_exit cluster_jdk11 cluster_jdk25 k8s_apiserver)
