@@ -145,7 +145,7 @@ fn three_clients_on_one_schedule_merge_into_one_exact_result() {
                     &duration,
                     "--populate",
                     &populate,
-                    // The default in-flight limit (-c 50 x 2 threads per client), as the single-client
+                    // The default in-flight limit (100 per client, on its one thread), as the single-client
                     // populate test uses: populate runs unthrottled, and 3 x 400 writes in flight
                     // overloaded the node on this shared machine.
                     "--clients",

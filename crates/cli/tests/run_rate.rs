@@ -240,7 +240,7 @@ fn the_client_keeps_the_rate_at_1000_and_5000_ops_per_s() {
     let node = TestNode::start("load-rate", "127.0.3.1");
     let dir = tempfile::tempdir().unwrap();
     warm_keyvalue(&node, "load_rate", dir.path());
-    // A longer tick: at 1000 ops/s over 2 threads, 2 operations per thread every 4 ms.
+    // A longer tick: at 1000 ops/s on the default one thread, 5 operations every 5 ms.
     let out = dir.path().join("tick5");
     cqlbench_ok(&[
         "run",
@@ -262,7 +262,11 @@ fn the_client_keeps_the_rate_at_1000_and_5000_ops_per_s() {
         out.to_str().unwrap(),
     ]);
     let summary = read_summary(&out);
-    assert_eq!(summary["settings"]["release_group"], 2);
+    assert_eq!(
+        summary["settings"]["threads"], 1,
+        "one thread under --rate by default"
+    );
+    assert_eq!(summary["settings"]["release_group"], 5);
     sends_are_spaced_as_the_tick_says(&summary, 1000.0);
     for rate in [1000u32, 5000] {
         let out = dir.path().join(format!("rate{rate}"));

@@ -261,7 +261,7 @@ fn windows_include_the_last_seconds(node: &TestNode, dir: &std::path::Path) {
             "{window} vs {whole}"
         );
         assert_eq!(f64_at(&summary, &format!("ops.{op}.avg_p99_ms")), window);
-        // 1500 operations 2 ms apart, reads and writes mixed at random (half each): this type's p99
+        // 1500 operations, in pairs 4 ms apart, reads and writes mixed at random (half each): this type's p99
         // is its 8th or 9th slowest of about 750, the 8th or 9th of this type due after the node
         // stopped. The 50 operations due in 0.1 s hold fewer than 9 of one type with a chance under
         // 1e-6 (a binomial tail), so that one was due less than 0.1 s after the stop and waited for
@@ -804,9 +804,10 @@ fn stall_shows_in_corrected_latency(node: &TestNode, dir: &std::path::Path) {
     let corrected_near = above_1s("", true);
     let service_near = above_1s(".service", true);
     // The schedule's truth: an operation due x seconds into the stall completes after the node
-    // goes on, over 1 s late when x < length - 1 (release groups of 2 per thread can move the
-    // first and last of them by a group).
-    let lower = (RATE * (length - 1.0)).floor() - 2.0 * 2.0 * threads;
+    // goes on, over 1 s late when x < length - 1 (each thread's release groups, 4 operations
+    // every 4 ms at this rate, can move the first and last of them by a group).
+    let group = f64_at(&summary, "settings.release_group");
+    let lower = (RATE * (length - 1.0)).floor() - 2.0 * group * threads;
     // Near the stall, only the operations due between SIGSTOP and SIGCONT, and those already in
     // flight when it came, can have waited that long for it.
     let upper = (RATE * (continued - signalled)).ceil() + concurrency * threads;

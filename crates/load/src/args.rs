@@ -140,11 +140,14 @@ pub struct RunArgs {
     #[arg(short = 'p', long, value_name = "COUNT", default_value = "1M")]
     pub partitions: String,
 
-    /// Requests in flight per thread (the in-flight limit is this times --threads) [default: 50]
+    /// Requests in flight per thread (the in-flight limit is this times --threads) [default: 50,
+    /// or 100 on the one default thread under --rate: 100 in flight either way]
     #[arg(short = 'c', long, value_name = "N", allow_hyphen_values = true)]
     pub concurrency: Option<String>,
 
-    /// Scheduler threads; each sends its share of the schedule [default: 2]
+    /// Scheduler threads; each sends its share of the schedule [default: 1 under --rate, where
+    /// one thread keeps tens of thousands of operations a second and each more thread adds its
+    /// own wake-ups; 2 unthrottled]
     #[arg(short = 't', long, value_name = "N", allow_hyphen_values = true)]
     pub threads: Option<String>,
 
@@ -174,10 +177,12 @@ pub struct RunArgs {
     pub warmup: Option<String>,
 
     /// With --rate, release each thread's operations in groups at most this often (e.g. 3000 ops/s
-    /// on one thread: 6 every 2 ms). Latency counts from the group's release. 0 releases every
-    /// operation at its own time, at the cost of a timer wake-up per operation
-    #[arg(long, value_name = "DURATION", default_value = "2ms")]
-    pub tick: String,
+    /// on one thread with 2ms: 6 every 2 ms). Latency counts from the group's release. 0 releases
+    /// every operation at its own time, at the cost of a timer wake-up per operation [default:
+    /// 4ms, shorter where a group would take more than a quarter of a thread's in-flight slots:
+    /// 1000 ops/s on one thread with 100 slots, 4 every 4 ms; 10000 ops/s, 25 every 2.5 ms]
+    #[arg(long, value_name = "DURATION")]
+    pub tick: Option<String>,
 
     /// Do not write slow-ops.csv. By default every successful measured operation slower than 0.7x
     /// the p99 so far (or the last second's, if lower) is written there with its intended start, completion and node, so that the
@@ -577,6 +582,20 @@ fn parse_read_ratio(text: &str) -> Result<f64> {
         })
 }
 
+/// Requests in flight per thread when `-c` is not given but `-t` is.
+const DEFAULT_CONCURRENCY_PER_THREAD: usize = 50;
+
+/// Threads and in-flight requests per thread when neither `-t` nor `-c` is given: 100 in flight
+/// either way, on one thread under a fixed rate (each thread wakes for its own release groups,
+/// and one keeps tens of thousands of operations a second), on two unthrottled.
+fn default_threads(fixed_rate: bool) -> (usize, usize) {
+    if fixed_rate {
+        (1, 2 * DEFAULT_CONCURRENCY_PER_THREAD)
+    } else {
+        (2, DEFAULT_CONCURRENCY_PER_THREAD)
+    }
+}
+
 /// What is sent and how fast: stopping rule, partitions, threads, rate, populate, warm-up, tick.
 fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     o.stopping = match (&args.duration, &args.ops) {
@@ -585,18 +604,23 @@ fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
         (None, None) => Stopping::Duration(Duration::from_secs(60)),
     };
     o.partitions = unit(parse_count(&args.partitions))?;
-    o.threads = parse_number("--threads", args.threads.as_deref().unwrap_or("2"), 1usize)?;
-    let concurrency = args.concurrency.as_deref().unwrap_or("50");
-    o.concurrency = parse_number("--concurrency", concurrency, 1usize)?;
+    o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
+    (o.threads, o.concurrency) = default_threads(o.rate.is_some());
+    if let Some(threads) = &args.threads {
+        o.threads = parse_number("--threads", threads, 1usize)?;
+        o.concurrency = DEFAULT_CONCURRENCY_PER_THREAD;
+    }
+    if let Some(concurrency) = &args.concurrency {
+        o.concurrency = parse_number("--concurrency", concurrency, 1usize)?;
+    }
     if let Some(r) = &args.read_ratio {
         o.read_ratio = parse_read_ratio(r)?;
     }
-    o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
     o.partition_gen = args.partition_generator.parse::<PartitionGen>()?;
     o.populate = unit(args.populate.as_deref().map(parse_count).transpose())?.unwrap_or(0);
     o.warmup =
         unit(args.warmup.as_deref().map(parse_duration).transpose())?.unwrap_or(Duration::ZERO);
-    o.tick = unit(parse_duration(&args.tick))?;
+    o.tick = unit(args.tick.as_deref().map(parse_duration).transpose())?;
     o.record_slow_ops = !args.no_slow_ops;
     Ok(())
 }
@@ -615,9 +639,19 @@ fn apply_hints(
     }
     if let (None, Some(rate)) = (&args.rate, &hints.rate) {
         o.rate = Some(parse_rate(rate).map_err(|_| from("cyclerate", rate))?);
+        if args.threads.is_none() {
+            let (threads, concurrency) = default_threads(true);
+            o.threads = threads;
+            if args.concurrency.is_none() {
+                o.concurrency = concurrency;
+            }
+        }
     }
     if let (None, Some(threads)) = (&args.threads, &hints.threads) {
         o.threads = parse_number("threads", threads, 1usize)?;
+        if args.concurrency.is_none() {
+            o.concurrency = DEFAULT_CONCURRENCY_PER_THREAD;
+        }
     }
     if let (None, Some(in_flight)) = (&args.concurrency, &hints.in_flight) {
         let total = parse_number("async", in_flight, 1usize)?;
@@ -878,6 +912,45 @@ mod tests {
             refused.to_string().contains("CQLBENCH_PASSWORD"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn one_thread_with_100_in_flight_by_default_under_a_rate_two_of_50_unthrottled() {
+        let options = |argv: &[&str]| {
+            let mut all = vec!["KeyValue"];
+            all.extend_from_slice(argv);
+            let o = RunArgs::parse_from(&all)
+                .and_then(|a| a.to_options(vec!["127.0.0.1".into()]))
+                .unwrap();
+            (o.threads, o.concurrency)
+        };
+        assert_eq!(options(&["--rate", "1000"]), (1, 100));
+        assert_eq!(options(&[]), (2, 50));
+        assert_eq!(options(&["--rate", "1000", "-t", "4"]), (4, 50));
+        assert_eq!(options(&["--rate", "1000", "-c", "10"]), (1, 10));
+        assert_eq!(options(&["-t", "3", "-c", "7"]), (3, 7));
+        // A nosqlbench workload's cyclerate is a rate too; its threads and async win.
+        let hinted = |hints: cqlbench_workload::RunHints| {
+            let args = RunArgs::parse_from(&["w.yaml"]).unwrap();
+            let mut o = RunOptions::new(
+                workload(&RunArgs::parse_from(&["KeyValue"]).unwrap()).unwrap(),
+                vec![],
+                "out".into(),
+            );
+            load_options(&args, &mut o).unwrap();
+            apply_hints(&args, &hints, &mut o).unwrap();
+            (o.threads, o.concurrency)
+        };
+        let rate = |threads: Option<&str>, in_flight: Option<&str>| cqlbench_workload::RunHints {
+            rate: Some("500".into()),
+            threads: threads.map(Into::into),
+            in_flight: in_flight.map(Into::into),
+            ..Default::default()
+        };
+        assert_eq!(hinted(rate(None, None)), (1, 100));
+        assert_eq!(hinted(rate(Some("4"), None)), (4, 50));
+        assert_eq!(hinted(rate(Some("4"), Some("40"))), (4, 10));
+        assert_eq!(hinted(Default::default()), (2, 50));
     }
 
     #[test]

@@ -1461,7 +1461,7 @@ fn settings(o: &RunOptions, replication: &str) -> Settings {
         populate: o.populate,
         warmup_s: o.warmup.as_secs_f64(),
         request_timeout_s: o.request_timeout.as_secs_f64(),
-        tick_ms: o.tick.as_secs_f64() * 1000.0,
+        tick_ms: o.group_interval().as_secs_f64() * 1000.0,
         slow_ops_file: o
             .record_slow_ops
             .then(|| cqlbench_results::SLOW_OPS_FILE.to_string()),

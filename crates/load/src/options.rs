@@ -11,6 +11,13 @@ use crate::cqlmap::{CqlMap, TableOptions};
 use crate::workload::{PartitionGen, Workload};
 use crate::LoadError;
 
+/// The longest interval between a thread's release groups when `--tick` is not given: at 1000
+/// ops/s on one thread, groups of 4. Measured on the 2-core VM (`bench/load/README.md`), each
+/// group costs the client thread about 48 µs (its timer wake-up, the write, the response
+/// wake-ups) and each operation about 4 µs more, so 2 ms groups at 1000 ops/s cost 28 µs per
+/// operation and 4 ms groups 16 µs.
+pub const LONGEST_AUTO_TICK: Duration = Duration::from_millis(4);
+
 /// When the measured phase ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stopping {
@@ -98,8 +105,9 @@ pub struct RunOptions {
     /// Length of the windows whose p99s give `avg_p99_ms` / `max_p99_ms`.
     pub p99_window: Duration,
     /// With a rate, each thread releases its operations in groups at most this often; zero releases
-    /// every operation at its own time (one timer wake-up per operation).
-    pub tick: Duration,
+    /// every operation at its own time (one timer wake-up per operation); `None` chooses it
+    /// ([`RunOptions::group_interval`]).
+    pub tick: Option<Duration>,
     /// Write slow-ops.csv (successful operations near and above the p99, with their times).
     pub record_slow_ops: bool,
     /// Load clients (separate processes) that share the schedule (`--clients`); `rate`, `stopping`
@@ -173,7 +181,7 @@ impl RunOptions {
             credentials: None,
             tls_ca: None,
             p99_window: Duration::from_secs(10),
-            tick: Duration::from_millis(2),
+            tick: None,
             record_slow_ops: true,
             clients: 1,
             client_id: 0,
@@ -275,24 +283,43 @@ impl RunOptions {
             return bad("--request-timeout must be greater than zero".into());
         }
         self.validate_clients()?;
-        if self.tick > Duration::from_secs(1) {
+        if let Some(tick) = self.tick.filter(|t| *t > Duration::from_secs(1)) {
             return bad(format!(
-                "--tick {:?} is too coarse: at most 1s (0 releases every operation at its own time)",
-                self.tick
+                "--tick {tick:?} is too coarse: at most 1s (0 releases every operation at its own time)"
             ));
         }
         Ok(())
     }
 
     /// With a rate: how many of a thread's consecutive operations share one release time, so that
-    /// groups are released at most every `tick` (1 when operations are further apart than that).
+    /// groups are released at most every [`RunOptions::group_interval`] (1 when operations are
+    /// further apart than that).
     pub fn release_group(&self) -> u64 {
-        let Some(rate) = self.rate else {
+        let Some(interval) = self.thread_interval() else {
             return 1;
         };
-        // Every thread of every client is one lane of the global schedule.
-        let per_thread_interval = (self.threads as u64 * self.clients.max(1)) as f64 / rate;
-        ((self.tick.as_secs_f64() / per_thread_interval + 1e-9).floor() as u64).max(1)
+        ((self.group_interval().as_secs_f64() / interval + 1e-9).floor() as u64).max(1)
+    }
+
+    /// How often at most a thread releases a group: `--tick`, or else [`LONGEST_AUTO_TICK`],
+    /// shortened so that a group takes at most a quarter of the thread's in-flight slots. Each
+    /// release costs the client a timer wake-up, tens of µs of CPU on a VM, which a group shares;
+    /// a group that filled the slots would make its own operations wait for one another.
+    pub fn group_interval(&self) -> Duration {
+        if let Some(tick) = self.tick {
+            return tick;
+        }
+        let quarter_of_slots = self
+            .thread_interval()
+            .map_or(f64::INFINITY, |i| i * self.concurrency as f64 / 4.0);
+        LONGEST_AUTO_TICK.min(Duration::from_secs_f64(quarter_of_slots.min(1.0)))
+    }
+
+    /// With a rate: seconds between one thread's consecutive operations (every thread of every
+    /// client is one lane of the global schedule).
+    fn thread_interval(&self) -> Option<f64> {
+        let rate = self.rate?;
+        Some((self.threads as u64 * self.clients.max(1)) as f64 / rate)
     }
 
     /// Requests allowed in flight at once over all threads.
@@ -307,11 +334,17 @@ mod tests {
     use crate::workload::find_workload;
 
     fn options(rate: Option<f64>, threads: usize, tick: Duration) -> RunOptions {
+        let mut o = auto_tick(rate, threads, 50);
+        o.tick = Some(tick);
+        o
+    }
+
+    fn auto_tick(rate: Option<f64>, threads: usize, concurrency: usize) -> RunOptions {
         let workload = Workload::new(find_workload("KeyValue").unwrap(), &[]).unwrap();
         let mut o = RunOptions::new(workload, vec!["127.0.0.1".into()], "out".into());
         o.rate = rate;
         o.threads = threads;
-        o.tick = tick;
+        o.concurrency = concurrency;
         o
     }
 
@@ -327,6 +360,28 @@ mod tests {
         // Tick 0, or no rate: every operation on its own.
         assert_eq!(options(Some(3000.0), 1, Duration::ZERO).release_group(), 1);
         assert_eq!(options(None, 1, ms(2)).release_group(), 1);
+    }
+
+    #[test]
+    fn the_chosen_tick_is_4ms_unless_a_group_would_take_over_a_quarter_of_the_slots() {
+        let ms = |o: RunOptions| o.group_interval().as_secs_f64() * 1000.0;
+        // 1000 ops/s on one thread with 100 slots: 4 ms, groups of 4.
+        assert_eq!(ms(auto_tick(Some(1000.0), 1, 100)), 4.0);
+        assert_eq!(auto_tick(Some(1000.0), 1, 100).release_group(), 4);
+        // 10000 ops/s: a quarter of 100 slots falls due in 2.5 ms, groups of 25.
+        assert!((ms(auto_tick(Some(10_000.0), 1, 100)) - 2.5).abs() < 1e-9);
+        assert_eq!(auto_tick(Some(10_000.0), 1, 100).release_group(), 25);
+        // The same rate over 4 threads: each thread's share is 2500 ops/s, 4 ms, groups of 10.
+        assert_eq!(auto_tick(Some(10_000.0), 4, 100).release_group(), 10);
+        // Few slots: 4 of them at 1000 ops/s leave one per group, released one by one.
+        assert_eq!(auto_tick(Some(1000.0), 1, 4).release_group(), 1);
+        // --tick wins, 0 included; without a rate there are no groups.
+        assert_eq!(
+            options(Some(1000.0), 1, Duration::from_millis(2)).release_group(),
+            2
+        );
+        assert_eq!(options(Some(1000.0), 1, Duration::ZERO).release_group(), 1);
+        assert_eq!(auto_tick(None, 1, 100).release_group(), 1);
     }
 
     #[test]
