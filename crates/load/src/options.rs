@@ -14,8 +14,8 @@ use crate::LoadError;
 /// The longest interval between a thread's release groups when `--tick` is not given: at 1000
 /// ops/s on one thread, groups of 4. Measured on the 2-core VM (`bench/load/README.md`), each
 /// group costs the client thread about 48 µs (its timer wake-up, the write, the response
-/// wake-ups) and each operation about 4 µs more, so 2 ms groups at 1000 ops/s cost 28 µs per
-/// operation and 4 ms groups 16 µs.
+/// wake-ups) and each operation about 4 µs more, so at 1000 ops/s 2 ms groups cost about 28 µs
+/// per operation and 4 ms groups about 16 µs.
 pub const LONGEST_AUTO_TICK: Duration = Duration::from_millis(4);
 
 /// When the measured phase ends.
