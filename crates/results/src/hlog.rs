@@ -11,7 +11,9 @@ use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry,
 };
-use hdrhistogram::serialization::{Deserializer, Serializer, V2SerializeError, V2Serializer};
+use hdrhistogram::serialization::{
+    Deserializer, Serializer, V2DeflateSerializeError, V2Serializer,
+};
 use hdrhistogram::{Counter, Histogram};
 
 use crate::ResultsError;
@@ -142,7 +144,7 @@ pub fn read(path: &Path) -> Result<HlogFile, ResultsError> {
 /// HdrHistogram's V2 + DEFLATE encoding (`V2DeflateSerializer`'s bytes) with one compressor kept
 /// for every histogram. hdrhistogram's own serializer builds a new one per histogram: a few
 /// hundred kB zeroed each time, several times a second while a run reports.
-pub struct ReusedDeflateSerializer {
+struct ReusedDeflateSerializer {
     v2: V2Serializer,
     compressor: flate2::Compress,
     uncompressed: Vec<u8>,
@@ -152,15 +154,8 @@ pub struct ReusedDeflateSerializer {
 /// HdrHistogram's cookie of a V2 histogram compressed with DEFLATE (`V2_COMPRESSED_COOKIE`).
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
 
-/// Why a histogram could not be encoded.
-#[derive(Debug)]
-pub enum EncodeError {
-    V2(V2SerializeError),
-    Deflate(std::io::Error),
-}
-
 impl ReusedDeflateSerializer {
-    pub fn new() -> Self {
+    fn new() -> Self {
         ReusedDeflateSerializer {
             v2: V2Serializer::new(),
             compressor: flate2::Compress::new(flate2::Compression::default(), true),
@@ -170,24 +165,18 @@ impl ReusedDeflateSerializer {
     }
 }
 
-impl Default for ReusedDeflateSerializer {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Serializer for ReusedDeflateSerializer {
-    type SerializeError = EncodeError;
+    type SerializeError = V2DeflateSerializeError;
 
     fn serialize<T: Counter, W: std::io::Write>(
         &mut self,
         h: &Histogram<T>,
         writer: &mut W,
-    ) -> Result<usize, EncodeError> {
+    ) -> Result<usize, V2DeflateSerializeError> {
         self.uncompressed.clear();
         self.v2
             .serialize(h, &mut self.uncompressed)
-            .map_err(EncodeError::V2)?;
+            .map_err(V2DeflateSerializeError::InternalSerializationError)?;
         self.compressed.clear();
         self.compressed
             .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
@@ -205,7 +194,7 @@ impl Serializer for ReusedDeflateSerializer {
                     &mut self.compressed,
                     flate2::FlushCompress::Finish,
                 )
-                .map_err(|e| EncodeError::Deflate(std::io::Error::other(e)))?;
+                .map_err(std::io::Error::other)?;
             if status == flate2::Status::StreamEnd {
                 break;
             }
@@ -213,9 +202,7 @@ impl Serializer for ReusedDeflateSerializer {
         }
         let length = (self.compressed.len() - 8) as u32;
         self.compressed[4..8].copy_from_slice(&length.to_be_bytes());
-        writer
-            .write_all(&self.compressed)
-            .map_err(EncodeError::Deflate)?;
+        writer.write_all(&self.compressed)?;
         Ok(self.compressed.len())
     }
 }
