@@ -582,18 +582,39 @@ fn parse_read_ratio(text: &str) -> Result<f64> {
         })
 }
 
-/// Requests in flight per thread when `-c` is not given but `-t` is.
+/// Requests in flight per thread when `-c` is not given but a thread count is.
 const DEFAULT_CONCURRENCY_PER_THREAD: usize = 50;
 
-/// Threads and in-flight requests per thread when neither `-t` nor `-c` is given: 100 in flight
-/// either way, on one thread under a fixed rate (each thread wakes for its own release groups,
-/// and one keeps tens of thousands of operations a second), on two unthrottled.
-fn default_threads(fixed_rate: bool) -> (usize, usize) {
-    if fixed_rate {
-        (1, 2 * DEFAULT_CONCURRENCY_PER_THREAD)
-    } else {
-        (2, DEFAULT_CONCURRENCY_PER_THREAD)
-    }
+/// Threads and in-flight requests per thread: `-t` and `-c`, else a nosqlbench workload's
+/// `threads` and `async` (requests in flight in all), else the defaults. Those are 100 in flight
+/// either way: on one thread under a fixed rate (each thread wakes for its own release groups, and
+/// one keeps tens of thousands of operations a second), on two unthrottled; a thread count given
+/// without an in-flight limit has 50 per thread.
+fn threads_and_in_flight(
+    args: &RunArgs,
+    hints: Option<&cqlbench_workload::RunHints>,
+    o: &mut RunOptions,
+) -> Result<()> {
+    let hinted_threads = hints.and_then(|h| h.threads.as_deref());
+    let hinted_in_flight = hints.and_then(|h| h.in_flight.as_deref());
+    o.threads = match (&args.threads, hinted_threads) {
+        (Some(threads), _) => parse_number("--threads", threads, 1usize)?,
+        (None, Some(threads)) => parse_number("threads", threads, 1usize)?,
+        (None, None) if o.rate.is_some() => 1,
+        (None, None) => 2,
+    };
+    o.concurrency = match (&args.concurrency, hinted_in_flight) {
+        (Some(concurrency), _) => parse_number("--concurrency", concurrency, 1usize)?,
+        (None, Some(in_flight)) => {
+            let total = parse_number("async", in_flight, 1usize)?;
+            total.div_ceil(o.threads).max(1)
+        }
+        (None, None) if args.threads.is_none() && hinted_threads.is_none() => {
+            2 * DEFAULT_CONCURRENCY_PER_THREAD / o.threads
+        }
+        (None, None) => DEFAULT_CONCURRENCY_PER_THREAD,
+    };
+    Ok(())
 }
 
 /// What is sent and how fast: stopping rule, partitions, threads, rate, populate, warm-up, tick.
@@ -605,14 +626,6 @@ fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     };
     o.partitions = unit(parse_count(&args.partitions))?;
     o.rate = unit(args.rate.as_deref().map(parse_rate).transpose())?;
-    (o.threads, o.concurrency) = default_threads(o.rate.is_some());
-    if let Some(threads) = &args.threads {
-        o.threads = parse_number("--threads", threads, 1usize)?;
-        o.concurrency = DEFAULT_CONCURRENCY_PER_THREAD;
-    }
-    if let Some(concurrency) = &args.concurrency {
-        o.concurrency = parse_number("--concurrency", concurrency, 1usize)?;
-    }
     if let Some(r) = &args.read_ratio {
         o.read_ratio = parse_read_ratio(r)?;
     }
@@ -625,8 +638,8 @@ fn load_options(args: &RunArgs, o: &mut RunOptions) -> Result<()> {
     Ok(())
 }
 
-/// A nosqlbench workload's `cycles`, `cyclerate`, `threads` and `async`, for what the command
-/// line leaves unset (its options win).
+/// A nosqlbench workload's `cycles` and `cyclerate`, for what the command line leaves unset (its
+/// options win); its `threads` and `async` are read with the defaults by `threads_and_in_flight`.
 fn apply_hints(
     args: &RunArgs,
     hints: &cqlbench_workload::RunHints,
@@ -639,23 +652,6 @@ fn apply_hints(
     }
     if let (None, Some(rate)) = (&args.rate, &hints.rate) {
         o.rate = Some(parse_rate(rate).map_err(|_| from("cyclerate", rate))?);
-        if args.threads.is_none() {
-            let (threads, concurrency) = default_threads(true);
-            o.threads = threads;
-            if args.concurrency.is_none() {
-                o.concurrency = concurrency;
-            }
-        }
-    }
-    if let (None, Some(threads)) = (&args.threads, &hints.threads) {
-        o.threads = parse_number("threads", threads, 1usize)?;
-        if args.concurrency.is_none() {
-            o.concurrency = DEFAULT_CONCURRENCY_PER_THREAD;
-        }
-    }
-    if let (None, Some(in_flight)) = (&args.concurrency, &hints.in_flight) {
-        let total = parse_number("async", in_flight, 1usize)?;
-        o.concurrency = total.div_ceil(o.threads).max(1);
     }
     Ok(())
 }
@@ -814,13 +810,16 @@ fn build_options(args: &RunArgs, hosts: Vec<String>) -> Result<RunOptions> {
     });
     let mut o = RunOptions::new(workload, hosts, out);
     load_options(args, &mut o)?;
+    let mut hints = None;
     if let Workload::File(file) = &o.workload {
         if args.populate.is_none() {
             o.populate = file.populate.as_ref().map_or(0, |p| p.rows);
         }
         let file = file.clone();
         apply_hints(args, &file.hints, &mut o)?;
+        hints = Some(file);
     }
+    threads_and_in_flight(args, hints.as_ref().map(|f| &f.hints), &mut o)?;
     schema_options(args, &mut o)?;
     connection_options(args, &mut o)?;
     o.clients = parse_number("--clients", &args.clients, 1u64)?;
@@ -939,6 +938,7 @@ mod tests {
             );
             load_options(&args, &mut o).unwrap();
             apply_hints(&args, &hints, &mut o).unwrap();
+            threads_and_in_flight(&args, Some(&hints), &mut o).unwrap();
             (o.threads, o.concurrency)
         };
         let rate = |threads: Option<&str>, in_flight: Option<&str>| cqlbench_workload::RunHints {
