@@ -21,7 +21,7 @@ use cqlbench_results::{
 
 use crate::bound::Bound;
 use crate::output::{format_result_table, Interval, ResultFiles};
-use crate::recorder::{new_histogram, IntervalRecorder, OpStats};
+use crate::recorder::{new_histogram, reset_histogram, IntervalRecorder, OpStats};
 use crate::session;
 use crate::topology::Topology;
 use crate::wire::{self, Binding, LoopIo, LoopOutcome, Phase, Schedule, ThreadConns, WireConfig};
@@ -232,7 +232,7 @@ impl Totals {
                 }
                 None => {}
             }
-            self.window[i].reset();
+            reset_histogram(&mut self.window[i]);
         }
         self.window_started = Some(now);
     }

@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 
 use crate::workload::OpId;
 
-pub use cqlbench_results::hlog::new_histogram;
+pub use cqlbench_results::hlog::{new_histogram, reset_histogram};
 pub use cqlbench_results::{ErrorCounts, ErrorKind};
 
 /// One finished operation.
@@ -99,9 +99,9 @@ impl OpStats {
     }
 
     pub fn reset(&mut self) {
-        self.latency.reset();
-        self.service.reset();
-        self.failed_latency.reset();
+        reset_histogram(&mut self.latency);
+        reset_histogram(&mut self.service);
+        reset_histogram(&mut self.failed_latency);
         self.count = 0;
         self.errors = ErrorCounts::default();
         self.sent = 0;
@@ -274,11 +274,11 @@ impl IntervalRecorder {
         into.reprepared += std::mem::take(&mut self.reprepared);
         into.last_done = into.last_done.max(self.last_done.take());
         let _ = into.lateness.add(&self.lateness);
-        self.lateness.reset();
+        reset_histogram(&mut self.lateness);
         let _ = into.send_gaps.add(&self.send_gaps);
-        self.send_gaps.reset();
+        reset_histogram(&mut self.send_gaps);
         let _ = into.release_lateness.add(&self.release_lateness);
-        self.release_lateness.reset();
+        reset_histogram(&mut self.release_lateness);
         into.slow.append(&mut self.slow);
     }
 }

@@ -216,4 +216,33 @@ mod tests {
         drop(listener);
         assert!(pids_listening_on(&[addr]).is_empty());
     }
+
+    #[test]
+    fn every_process_is_read_with_its_name_parent_and_cpu() {
+        // Some CPU of our own first, so that the counters have something to show.
+        let spin_until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        while std::time::Instant::now() < spin_until {}
+        let all = processes();
+        let own = std::process::id() as i32;
+        let me = all
+            .iter()
+            .find(|p| p.pid == own)
+            .expect("this process is listed");
+        let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+        assert_eq!(me.name, comm.trim_end());
+        assert_eq!(me.ppid, std::os::unix::process::parent_id() as i32);
+        assert!(me.cpu > 0 && me.start > 0, "{me:?}");
+        assert!(all.iter().any(|p| p.pid == 1), "init is listed");
+        let listed = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.parse::<i32>().is_ok())
+            })
+            .count();
+        // Processes may come and go between the two listings, not most of them.
+        assert!(all.len() * 2 > listed, "{} of {listed}", all.len());
+    }
 }

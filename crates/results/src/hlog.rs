@@ -83,6 +83,15 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
+/// Empties a histogram for reuse. A reset zeroes every count (tens of kB once a histogram has grown),
+/// so an empty histogram is left as it is: a recorder reporting every second holds many that stay
+/// empty (the warm-up's after the warm-up, failures, operation types a workload does not run).
+pub fn reset_histogram(h: &mut Histogram<u64>) {
+    if !h.is_empty() {
+        h.reset();
+    }
+}
+
 /// One interval of an interval log, in seconds since the epoch.
 #[derive(Debug, Clone)]
 pub struct HlogInterval {
@@ -143,11 +152,15 @@ pub fn read(path: &Path) -> Result<HlogFile, ResultsError> {
 
 /// HdrHistogram's V2 + DEFLATE encoding (`V2DeflateSerializer`'s bytes) with one compressor kept
 /// for every histogram. hdrhistogram's own serializer builds a new one per histogram: a few
-/// hundred kB zeroed each time, several times a second while a run reports.
+/// hundred kB zeroed each time, several times a second while a run reports. A kept compressor still
+/// zeroes as much at each reset, so a histogram that encodes as the previous one did (an idle
+/// operation's, empty second after second) reuses the previous compressed bytes.
 struct ReusedDeflateSerializer {
     v2: V2Serializer,
     compressor: flate2::Compress,
     uncompressed: Vec<u8>,
+    /// The V2 encoding that `compressed` holds compressed.
+    previous: Vec<u8>,
     compressed: Vec<u8>,
 }
 
@@ -160,23 +173,15 @@ impl ReusedDeflateSerializer {
             v2: V2Serializer::new(),
             compressor: flate2::Compress::new(flate2::Compression::default(), true),
             uncompressed: Vec::new(),
+            previous: Vec::new(),
             compressed: Vec::new(),
         }
     }
-}
 
-impl Serializer for ReusedDeflateSerializer {
-    type SerializeError = V2DeflateSerializeError;
-
-    fn serialize<T: Counter, W: std::io::Write>(
-        &mut self,
-        h: &Histogram<T>,
-        writer: &mut W,
-    ) -> Result<usize, V2DeflateSerializeError> {
-        self.uncompressed.clear();
-        self.v2
-            .serialize(h, &mut self.uncompressed)
-            .map_err(V2DeflateSerializeError::InternalSerializationError)?;
+    /// `uncompressed` behind HdrHistogram's compressed header, into `compressed`.
+    fn compress(&mut self) -> std::io::Result<()> {
+        // Until it succeeds, no encoding matches (a V2 encoding is never empty).
+        self.previous.clear();
         self.compressed.clear();
         self.compressed
             .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
@@ -202,6 +207,26 @@ impl Serializer for ReusedDeflateSerializer {
         }
         let length = (self.compressed.len() - 8) as u32;
         self.compressed[4..8].copy_from_slice(&length.to_be_bytes());
+        std::mem::swap(&mut self.previous, &mut self.uncompressed);
+        Ok(())
+    }
+}
+
+impl Serializer for ReusedDeflateSerializer {
+    type SerializeError = V2DeflateSerializeError;
+
+    fn serialize<T: Counter, W: std::io::Write>(
+        &mut self,
+        h: &Histogram<T>,
+        writer: &mut W,
+    ) -> Result<usize, V2DeflateSerializeError> {
+        self.uncompressed.clear();
+        self.v2
+            .serialize(h, &mut self.uncompressed)
+            .map_err(V2DeflateSerializeError::InternalSerializationError)?;
+        if self.compressed.is_empty() || self.uncompressed != self.previous {
+            self.compress()?;
+        }
         writer.write_all(&self.compressed)?;
         Ok(self.compressed.len())
     }
@@ -268,24 +293,53 @@ mod tests {
     #[test]
     fn the_reused_compressor_writes_hdrhistogram_s_own_bytes() {
         use hdrhistogram::serialization::V2DeflateSerializer;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        // An empty one, small ones, and one of values spread over the whole range.
+        let mut histograms: Vec<Histogram<u64>> = (0..6u64)
+            .map(|k| {
+                let mut h = new_histogram();
+                for _ in 0..(k * k * 4000) {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    h.record(1 + state % (1 << (10 + 4 * k))).unwrap();
+                }
+                h
+            })
+            .collect();
+        // One that differs from another by a single count (of a value it holds: same length).
+        let mut one_more = histograms[2].clone();
+        one_more.record(histograms[2].max()).unwrap();
+        histograms.push(one_more);
         let mut ours = ReusedDeflateSerializer::new();
         let mut theirs = V2DeflateSerializer::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for k in 0..6u64 {
-            let mut h = new_histogram();
-            // An empty one, small ones, and one of values spread over the whole range.
-            for _ in 0..(k * k * 4000) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                h.record(1 + state % (1 << (10 + 4 * k))).unwrap();
-            }
+        // Repeats (which reuse the previous bytes) between changes (which compress anew).
+        for k in [0, 0, 1, 1, 1, 0, 2, 6, 6, 2, 3, 4, 5, 5, 0] {
+            let h = &histograms[k];
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            ours.serialize(&h, &mut a).unwrap();
-            theirs.serialize(&h, &mut b).unwrap();
+            ours.serialize(h, &mut a).unwrap();
+            theirs.serialize(h, &mut b).unwrap();
             assert_eq!(a, b, "histogram {k} of {} values", h.len());
             let back: Histogram<u64> = Deserializer::new().deserialize(&mut a.as_slice()).unwrap();
-            assert_eq!(back, h);
+            assert_eq!(&back, h);
+        }
+    }
+
+    #[test]
+    fn a_reset_histogram_is_as_new_whether_it_was_used_or_not() {
+        let mut used = new_histogram();
+        used.record(3).unwrap();
+        used.record(1 << 30).unwrap(); // grown far past its first range
+        let mut idle = new_histogram();
+        for h in [&mut used, &mut idle] {
+            reset_histogram(h);
+            assert!(h.is_empty());
+            assert_eq!(
+                (h.max(), h.min_nz(), h.value_at_quantile(0.99)),
+                (0, u64::MAX, 0)
+            );
+            h.record(7).unwrap();
+            assert_eq!((h.len(), h.max(), h.min()), (1, 7, 7));
         }
     }
 
