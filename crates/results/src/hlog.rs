@@ -180,7 +180,8 @@ impl ReusedDeflateSerializer {
 
     /// `uncompressed` behind HdrHistogram's compressed header, into `compressed`.
     fn compress(&mut self) -> std::io::Result<()> {
-        // Until it succeeds, no encoding matches (a V2 encoding is never empty).
+        // Until it succeeds, no encoding matches (a V2 encoding is never empty), so the first one and
+        // the one after a failure are compressed.
         self.previous.clear();
         self.compressed.clear();
         self.compressed
@@ -224,7 +225,7 @@ impl Serializer for ReusedDeflateSerializer {
         self.v2
             .serialize(h, &mut self.uncompressed)
             .map_err(V2DeflateSerializeError::InternalSerializationError)?;
-        if self.compressed.is_empty() || self.uncompressed != self.previous {
+        if self.uncompressed != self.previous {
             self.compress()?;
         }
         writer.write_all(&self.compressed)?;
