@@ -865,17 +865,20 @@ fn jdk8_line(line: &[u8]) -> Option<Option<Line<'_>>> {
 /// (`-XX:+PrintGCTimeStamps`), each followed by `: `, and returns the first of each with the rest of
 /// the line. The JVM writes a stamp and its `: ` separately but a message with its newline at once,
 /// so two threads stamping at once interleave their pieces in any order, and a separator may land
-/// on the other thread's line: `D1: D2: U1U2: : [Full GC …`, `D1D2: : U1: U2: [GC …`, or
-/// `D1D2: U2: [GC …` followed by `: U1: [GC …`. The stamps are read as a run of pieces that ends
-/// with a separator. `None` if the line starts with a stamp but is not such a run.
+/// on the other thread's line: `D1: D2: U1U2: : [Full GC …`, `D1D2: : U1: U2: [GC …`,
+/// `D1D2: U2: [GC …` followed by `: U1: [GC …`, or `D1: U1: D2[GC …` followed by `: U2: [GC …`.
+/// The stamps are read as a run of pieces that ends with a separator, or that holds one and ends
+/// where a message starts (`[`). `None` if the line starts with a stamp but is not such a run.
 fn jdk8_stamps(line: &[u8]) -> Option<(Stamp, &[u8])> {
     let mut stamp = Stamp::default();
     let mut rest = line;
     let mut stamps = 0;
+    let mut separators = 0;
     let mut ends_with_separator = false;
     loop {
         if let Some(after) = rest.strip_prefix(b": ") {
             rest = after;
+            separators += 1;
             ends_with_separator = true;
             continue;
         }
@@ -896,7 +899,8 @@ fn jdk8_stamps(line: &[u8]) -> Option<(Stamp, &[u8])> {
         stamps += 1;
         ends_with_separator = false;
     }
-    if stamps > 0 && ends_with_separator {
+    let message_follows = separators > 0 && rest.first() == Some(&b'[');
+    if stamps > 0 && (ends_with_separator || message_follows) {
         return Some((stamp, rest));
     }
     if stamps == 0 && is_safepoint_report(rest) {
@@ -1702,6 +1706,9 @@ mod tests {
             format!("{DATE}{DATE}: : 1.690: 1.690: "),
             format!("{DATE}: 1.690{DATE}: : 1.690: "),
             format!("{DATE}: 1.690: {DATE}: 1.690: "),
+            // The second thread's separators went to the next line (seen from a JDK 8 G1 node).
+            format!("{DATE}: 1.690: {DATE}"),
+            format!("{DATE}: 1.690: 1.690"),
         ] {
             let line = format!("{prefix}{MESSAGE}");
             let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap_or_else(|| panic!("{line}"));
@@ -1730,7 +1737,7 @@ mod tests {
         let (stamp, rest) = jdk8_stamps(line.as_bytes()).unwrap();
         assert_eq!((stamp.is_empty(), rest), (true, stopped.as_bytes()));
         // Pieces that end in a stamp are not stamps: None where the line starts like one.
-        for torn in ["1.690 [GC", "0.0123 secs]", "12: 1.5"] {
+        for torn in ["1.690 [GC", "1.690[GC", "0.0123 secs]", "12: 1.5"] {
             assert!(jdk8_stamps(torn.as_bytes()).is_none(), "{torn}");
         }
         // A collection's pieces and other text are unstamped, whole.
